@@ -1,0 +1,11 @@
+//! Overdue: a self-hosted dead-man's-switch monitor that speaks the Healthchecks.io
+//! Management API v3 and Pinging API.
+//!
+//! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
+//! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
+//! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands).
+
+pub mod model;
+pub mod schedule;
+pub mod service;
+pub mod store;

@@ -1,0 +1,325 @@
+//! A check and the rules that derive its displayed status, `next_ping` and the moment it goes
+//! down (reference-behavior §3.5, §3.6, §5.1). This is the one place those rules live.
+//!
+//! Everything here is a plain function of the check and `now`: no clock, no I/O.
+
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use uuid::Uuid;
+
+use crate::schedule::Schedule;
+
+/// How a check expects its pings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A ping every `timeout` seconds.
+    Simple,
+    /// A five-field cron expression in `tz`.
+    Cron,
+    /// A systemd OnCalendar expression in `tz`.
+    OnCalendar,
+}
+
+/// The status kept in the store. `grace` is never stored: it is derived from the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredStatus {
+    New,
+    Up,
+    Down,
+    Paused,
+}
+
+impl StoredStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoredStatus::New => "new",
+            StoredStatus::Up => "up",
+            StoredStatus::Down => "down",
+            StoredStatus::Paused => "paused",
+        }
+    }
+}
+
+/// The status shown to API clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    New,
+    Up,
+    Grace,
+    Down,
+    Paused,
+    /// Only in API v1, for a run that started and has not exceeded its grace time.
+    Started,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Up => "up",
+            Status::Grace => "grace",
+            Status::Down => "down",
+            Status::Paused => "paused",
+            Status::Started => "started",
+        }
+    }
+}
+
+/// One monitored job.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub uuid: Uuid,
+    pub project: Uuid,
+    /// Creation order across the whole store; lists are ordered by it.
+    pub seq: u64,
+    pub created: Timestamp,
+    pub name: String,
+    pub slug: String,
+    pub tags: String,
+    pub desc: String,
+    pub kind: Kind,
+    /// Seconds; kept when the check turns into a cron check, as the reference does.
+    pub timeout: i64,
+    pub grace: i64,
+    /// Kept verbatim (untrimmed), also while the check is simple.
+    pub schedule: String,
+    /// Canonical time zone name.
+    pub tz: String,
+    /// The parsed `schedule` for cron and OnCalendar checks; `None` for simple checks.
+    pub compiled: Option<Arc<Schedule>>,
+    pub manual_resume: bool,
+    /// `""` or `"POST"`.
+    pub methods: String,
+    pub start_kw: String,
+    pub success_kw: String,
+    pub failure_kw: String,
+    pub filter_subject: bool,
+    pub filter_body: bool,
+    pub filter_http_body: bool,
+    pub filter_default_fail: bool,
+    pub status: StoredStatus,
+    pub n_pings: u64,
+    pub last_ping: Option<Timestamp>,
+    pub last_start: Option<Timestamp>,
+    pub last_start_rid: Option<Uuid>,
+    pub last_duration: Option<SignedDuration>,
+    /// Identifies the per-check badge (`/b/2/<badge_key>.svg`); not the check's UUID.
+    pub badge_key: Uuid,
+    /// Assigned channels, sorted by UUID.
+    pub channels: Vec<Uuid>,
+}
+
+impl Check {
+    /// A check with the defaults of reference-behavior §2.5.
+    pub fn new(uuid: Uuid, project: Uuid, seq: u64, created: Timestamp, badge_key: Uuid) -> Check {
+        use crate::model::limits::*;
+        Check {
+            uuid,
+            project,
+            seq,
+            created,
+            name: String::new(),
+            slug: String::new(),
+            tags: String::new(),
+            desc: String::new(),
+            kind: Kind::Simple,
+            timeout: DEFAULT_TIMEOUT_SECS,
+            grace: DEFAULT_GRACE_SECS,
+            schedule: DEFAULT_SCHEDULE.to_string(),
+            tz: DEFAULT_TZ.to_string(),
+            compiled: None,
+            manual_resume: false,
+            methods: String::new(),
+            start_kw: String::new(),
+            success_kw: String::new(),
+            failure_kw: String::new(),
+            filter_subject: false,
+            filter_body: false,
+            filter_http_body: false,
+            filter_default_fail: false,
+            status: StoredStatus::New,
+            n_pings: 0,
+            last_ping: None,
+            last_start: None,
+            last_start_rid: None,
+            last_duration: None,
+            badge_key,
+            channels: Vec::new(),
+        }
+    }
+
+    /// The check's tags: split on spaces, empty items dropped.
+    pub fn tag_list(&self) -> impl Iterator<Item = &str> {
+        self.tags.split(' ').filter(|t| !t.is_empty())
+    }
+
+    pub fn has_tag(&self, tag: &str) -> bool {
+        self.tag_list().any(|t| t == tag)
+    }
+
+    fn grace(&self) -> SignedDuration {
+        SignedDuration::from_secs(self.grace)
+    }
+
+    /// When the next ping is due, ignoring a running start (§3.5 step 3): only for stored `up`.
+    /// `None` means "never" (not up, or a schedule with no further fire time).
+    fn expected_after_last_ping(&self) -> Option<Timestamp> {
+        if self.status != StoredStatus::Up {
+            return None;
+        }
+        let last_ping = self.last_ping?;
+        match self.kind {
+            Kind::Simple => last_ping.checked_add(SignedDuration::from_secs(self.timeout)).ok(),
+            Kind::Cron | Kind::OnCalendar => self.compiled.as_ref()?.next_after(last_ping),
+        }
+    }
+
+    /// `next_ping` of §3.6: when the grace period starts, taking a running start into account.
+    pub fn grace_start(&self) -> Option<Timestamp> {
+        let base = self.expected_after_last_ping();
+        match self.last_start {
+            Some(start) if self.status != StoredStatus::Down => {
+                Some(base.map_or(start, |b| b.min(start)))
+            }
+            _ => base,
+        }
+    }
+
+    /// The moment the check goes down if nothing else happens (§5.1); `None` when it never does.
+    pub fn alert_after(&self) -> Option<Timestamp> {
+        self.grace_start()?.checked_add(self.grace()).ok()
+    }
+
+    /// The displayed status at `now` (§3.5). `v1` selects API v1's `started` status.
+    pub fn status_at(&self, now: Timestamp, v1: bool) -> Status {
+        if let Some(start) = self.last_start {
+            match start.checked_add(self.grace()) {
+                Ok(end) if now >= end => return Status::Down,
+                _ if v1 => return Status::Started,
+                _ => {}
+            }
+        }
+        match self.status {
+            StoredStatus::New => Status::New,
+            StoredStatus::Paused => Status::Paused,
+            StoredStatus::Down => Status::Down,
+            StoredStatus::Up => {
+                let Some(grace_start) = self.expected_after_last_ping() else {
+                    return Status::Up;
+                };
+                match grace_start.checked_add(self.grace()) {
+                    Ok(down_at) if now >= down_at => Status::Down,
+                    _ if now >= grace_start => Status::Grace,
+                    _ => Status::Up,
+                }
+            }
+        }
+    }
+
+    /// `unique_key` of §3.3: hex SHA-1 of the first 16 hex digits of the UUID.
+    pub fn unique_key(&self) -> String {
+        unique_key(&self.uuid)
+    }
+}
+
+/// `unique_key` of §3.3 for a check UUID.
+pub fn unique_key(uuid: &Uuid) -> String {
+    use sha1::{Digest, Sha1};
+    let simple = uuid.simple().to_string();
+    let digest = Sha1::digest(&simple.as_bytes()[..16]);
+    let mut out = String::with_capacity(40);
+    for byte in digest.iter() {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("test timestamp")
+    }
+
+    fn up_check(last_ping: &str) -> Check {
+        let mut c = Check::new(Uuid::nil(), Uuid::nil(), 1, ts("2000-01-01T00:00:00Z"), Uuid::nil());
+        c.status = StoredStatus::Up;
+        c.last_ping = Some(ts(last_ping));
+        c
+    }
+
+    #[test]
+    fn unique_key_matches_reference_example() {
+        let uuid: Uuid = "cf204185-012a-4bc0-8efb-5dc6ccf91181".parse().expect("uuid");
+        assert_eq!(unique_key(&uuid), "23271726e9a15fc8c0b82d52b9d0bf059fc03344");
+    }
+
+    #[test]
+    fn new_paused_down_show_stored_status() {
+        let mut c = up_check("2000-01-01T00:00:00Z");
+        let now = ts("2000-01-01T00:00:01Z");
+        for (stored, shown) in [
+            (StoredStatus::New, Status::New),
+            (StoredStatus::Paused, Status::Paused),
+            (StoredStatus::Down, Status::Down),
+        ] {
+            c.status = stored;
+            assert_eq!(c.status_at(now, false), shown);
+            assert_eq!(c.grace_start(), None);
+            assert_eq!(c.alert_after(), None);
+        }
+    }
+
+    #[test]
+    fn simple_check_goes_through_grace_with_inclusive_bounds() {
+        let c = up_check("2000-01-01T00:00:00Z");
+        assert_eq!(c.status_at(ts("2000-01-01T23:59:59Z"), false), Status::Up);
+        assert_eq!(c.status_at(ts("2000-01-02T00:00:00Z"), false), Status::Grace);
+        assert_eq!(c.status_at(ts("2000-01-02T00:59:59Z"), false), Status::Grace);
+        assert_eq!(c.status_at(ts("2000-01-02T01:00:00Z"), false), Status::Down);
+        assert_eq!(c.grace_start(), Some(ts("2000-01-02T00:00:00Z")));
+        assert_eq!(c.alert_after(), Some(ts("2000-01-02T01:00:00Z")));
+    }
+
+    #[test]
+    fn running_start_moves_next_ping_and_can_go_down() {
+        let mut c = up_check("2000-01-01T00:00:00Z");
+        c.last_start = Some(ts("2000-01-01T05:00:00Z"));
+        assert_eq!(c.grace_start(), Some(ts("2000-01-01T05:00:00Z")));
+        assert_eq!(c.alert_after(), Some(ts("2000-01-01T06:00:00Z")));
+        assert_eq!(c.status_at(ts("2000-01-01T05:05:00Z"), true), Status::Started);
+        assert_eq!(c.status_at(ts("2000-01-01T05:05:00Z"), false), Status::Up);
+        assert_eq!(c.status_at(ts("2000-01-01T06:00:00Z"), false), Status::Down);
+    }
+
+    #[test]
+    fn start_on_new_or_paused_check_sets_a_deadline() {
+        for stored in [StoredStatus::New, StoredStatus::Paused] {
+            let mut c = up_check("2000-01-01T00:00:00Z");
+            c.status = stored;
+            c.last_start = Some(ts("2000-01-01T00:00:00Z"));
+            assert_eq!(c.alert_after(), Some(ts("2000-01-01T01:00:00Z")));
+            assert_eq!(c.status_at(ts("2000-01-01T02:00:00Z"), false), Status::Down);
+        }
+    }
+
+    #[test]
+    fn down_check_ignores_running_start_for_next_ping() {
+        let mut c = up_check("2000-01-01T00:00:00Z");
+        c.status = StoredStatus::Down;
+        c.last_start = Some(ts("2000-01-01T00:00:00Z"));
+        assert_eq!(c.grace_start(), None);
+        assert_eq!(c.alert_after(), None);
+    }
+
+    #[test]
+    fn tags_split_on_spaces() {
+        let mut c = up_check("2000-01-01T00:00:00Z");
+        c.tags = " foo  bar ".into();
+        assert_eq!(c.tag_list().collect::<Vec<_>>(), ["foo", "bar"]);
+        assert!(c.has_tag("bar"));
+        assert!(!c.has_tag("ba"));
+    }
+}

@@ -1,0 +1,159 @@
+//! API key verification. Keys are stored only as argon2id hashes and found by their
+//! non-secret identifier (`hcw_`/`hcr_` + 8 characters), never by scanning.
+//!
+//! An argon2 verification costs tens of milliseconds and ~19 MiB, so it runs on the blocking
+//! pool behind a small semaphore, and a verified key is remembered (by its SHA-256, in a
+//! bounded map) so that only its first use after start pays. The cache maps to the key's
+//! identifier, which is looked up in the live state on every hit: a removed key stops
+//! working at once.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::Argon2;
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use uuid::Uuid;
+
+use crate::model::limits::API_KEY_LEN;
+use crate::model::project::api_key_id;
+use crate::service::{Service, ServiceError};
+
+/// Verified keys remembered at most; the map is emptied when it would grow past this.
+pub const KEY_CACHE_MAX: usize = 4096;
+/// argon2 verifications running at once.
+pub const VERIFY_PERMITS: usize = 2;
+
+/// The project and rights a request's key grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub project: Uuid,
+    pub read_only: bool,
+    /// Identifier of the key (for rate limiting and logs).
+    pub key_id: String,
+}
+
+/// Result of checking a presented key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No key, or not 32 characters long (the reference says "missing" for both).
+    Missing,
+    /// A key of the right length that does not match.
+    Wrong,
+    Granted(Grant),
+}
+
+/// Memory of verified keys.
+pub struct KeyCache {
+    verified: Mutex<HashMap<[u8; 32], String>>,
+    permits: Semaphore,
+}
+
+impl KeyCache {
+    pub fn new() -> KeyCache {
+        KeyCache { verified: Mutex::new(HashMap::new()), permits: Semaphore::new(VERIFY_PERMITS) }
+    }
+
+    fn lookup(&self, digest: &[u8; 32]) -> Option<String> {
+        self.verified.lock().unwrap_or_else(|p| p.into_inner()).get(digest).cloned()
+    }
+
+    fn remember(&self, digest: [u8; 32], id: String) {
+        let mut map = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= KEY_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(digest, id);
+    }
+
+    /// Forgets every cached verification of the key `id`.
+    pub fn forget(&self, id: &str) {
+        self.verified.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, v| v != id);
+    }
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        KeyCache::new()
+    }
+}
+
+/// The argon2id hash (PHC string) of a key, with a fresh salt.
+pub fn hash_key(key: &str) -> Result<String, ServiceError> {
+    Argon2::default()
+        .hash_password(key.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| ServiceError::Random(e.to_string()))
+}
+
+fn verify_hash(key: &str, phc: &str) -> bool {
+    match PasswordHash::new(phc) {
+        Ok(parsed) => Argon2::default().verify_password(key.as_bytes(), &parsed).is_ok(),
+        Err(_) => false,
+    }
+}
+
+impl Service {
+    /// The grant of a live key by its identifier.
+    fn grant_of(&self, id: &str) -> Option<Grant> {
+        self.read(|s| {
+            s.api_key(id).map(|k| Grant { project: k.project, read_only: k.read_only, key_id: k.id.clone() })
+        })
+    }
+
+    /// Checks a presented API key. `allow_read_only` is false for endpoints that need a
+    /// read-write key; a read-only key there is "wrong", as in the reference.
+    pub async fn authenticate(&self, key: &str, allow_read_only: bool) -> Verdict {
+        if key.chars().count() != API_KEY_LEN {
+            return Verdict::Missing;
+        }
+        let Some(id) = api_key_id(key) else {
+            return Verdict::Wrong;
+        };
+        let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let grant = match self.auth.lookup(&digest) {
+            Some(cached_id) => self.grant_of(&cached_id),
+            None => self.verify_slowly(key, id, digest).await,
+        };
+        match grant {
+            Some(g) if allow_read_only || !g.read_only => Verdict::Granted(g),
+            _ => Verdict::Wrong,
+        }
+    }
+
+    async fn verify_slowly(&self, key: &str, id: &str, digest: [u8; 32]) -> Option<Grant> {
+        let hash = self.read(|s| s.api_key(id).map(|k| k.hash.clone()))?;
+        let permit = self.auth.permits.acquire().await.ok()?;
+        let presented = key.to_string();
+        let ok = tokio::task::spawn_blocking(move || verify_hash(&presented, &hash)).await.unwrap_or(false);
+        drop(permit);
+        if !ok {
+            return None;
+        }
+        // The key may have been removed while it was being verified.
+        let grant = self.grant_of(id)?;
+        self.auth.remember(digest, id.to_string());
+        Some(grant)
+    }
+
+    /// Forgets cached verifications of a removed key.
+    pub(crate) fn forget_key(&self, id: &str) {
+        self.auth.forget(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_verify_only_their_key() {
+        let hash = hash_key("hcw_abcdefghijklmnopqrstuvwxyz12").expect("hash");
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_hash("hcw_abcdefghijklmnopqrstuvwxyz12", &hash));
+        assert!(!verify_hash("hcw_abcdefghijklmnopqrstuvwxyz13", &hash));
+        assert!(!verify_hash("hcw_abcdefghijklmnopqrstuvwxyz12", "not a phc string"));
+    }
+}

@@ -1,0 +1,210 @@
+//! Check operations of the Management API: create (with upsert), update, pause, resume and
+//! delete, and the channel resolution they share (reference-behavior §2.2-§2.11).
+
+use std::collections::BTreeSet;
+
+use uuid::Uuid;
+
+use crate::model::spec::{self, CheckSpec, UniqueField};
+use crate::model::{ApiVersion, Check, Flip, StoredStatus};
+use crate::service::{Service, ServiceError, State, WriteCtx};
+
+/// Resolves a `channels` value (§2.3) to the sorted set of channel UUIDs it names.
+pub fn resolve_channels(state: &State, project: &Uuid, value: &str) -> Result<Vec<Uuid>, ServiceError> {
+    let all = state.channels_of(project);
+    if value == "*" {
+        let mut ids: Vec<Uuid> = all.iter().map(|c| c.uuid).collect();
+        ids.sort();
+        return Ok(ids);
+    }
+    if value.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut chosen = BTreeSet::new();
+    for item in value.split(',') {
+        if item.is_empty() {
+            return Err(ServiceError::BadRequest("empty channel identifier".into()));
+        }
+        let mut matches = all.iter().filter(|c| c.uuid.to_string() == item || c.name == item);
+        match (matches.next(), matches.next()) {
+            (None, _) => {
+                return Err(ServiceError::BadRequest(format!("invalid channel identifier: {item}")));
+            }
+            (Some(_), Some(_)) => {
+                return Err(ServiceError::BadRequest(format!("non-unique channel identifier: {item}")));
+            }
+            (Some(c), None) => {
+                chosen.insert(c.uuid);
+            }
+        }
+    }
+    Ok(chosen.into_iter().collect())
+}
+
+/// The first check of the project matching every `unique` field of the body (§2.5), if the
+/// body names them all.
+fn find_upsert_target(state: &State, project: &Uuid, spec: &CheckSpec) -> Option<Uuid> {
+    let fields = spec.unique.as_deref().filter(|f| !f.is_empty())?;
+    let named = |f: &UniqueField| match f {
+        UniqueField::Name => spec.name.is_some(),
+        UniqueField::Slug => spec.slug.is_some(),
+        UniqueField::Tags => spec.tags.is_some(),
+        UniqueField::Timeout => spec.timeout.is_some(),
+        UniqueField::Grace => spec.grace.is_some(),
+    };
+    if !fields.iter().all(named) {
+        return None;
+    }
+    let matches = |c: &Check| {
+        fields.iter().all(|f| match f {
+            UniqueField::Name => spec.name.as_ref() == Some(&c.name),
+            UniqueField::Slug => spec.slug.as_ref() == Some(&c.slug),
+            UniqueField::Tags => spec.tags.as_ref() == Some(&c.tags),
+            UniqueField::Timeout => spec.timeout == Some(c.timeout),
+            UniqueField::Grace => spec.grace == Some(c.grace),
+        })
+    };
+    state.checks_of(project).find(|c| matches(c)).map(|c| c.uuid)
+}
+
+/// The check `uuid` if it belongs to `project`.
+fn owned<'a>(state: &'a State, project: &Uuid, uuid: &Uuid) -> Result<&'a Check, ServiceError> {
+    let check = state.check(uuid).ok_or(ServiceError::NotFound)?;
+    if check.project != *project {
+        return Err(ServiceError::Forbidden);
+    }
+    Ok(check)
+}
+
+/// Applies `spec` to a copy of `current`, then stores it. Nothing is written when the spec
+/// or its channels do not apply.
+fn store_updated(
+    ctx: &mut WriteCtx<'_>,
+    current: &Check,
+    is_new: bool,
+    spec: &CheckSpec,
+    version: ApiVersion,
+) -> Result<Check, ServiceError> {
+    let channels = match &spec.channels {
+        Some(value) => Some(resolve_channels(ctx.state, &current.project, value)?),
+        None => None,
+    };
+    let mut check = current.clone();
+    spec::apply(&mut check, spec, version)?;
+    if let Some(channels) = channels {
+        check.channels = channels;
+    }
+    ctx.txn.put_check(&check, (!is_new).then_some(current.slug.as_str()))?;
+    if is_new || check.channels != current.channels {
+        ctx.txn.set_links(check.uuid, &check.channels)?;
+    }
+    ctx.state.put_check(check.clone());
+    Ok(check)
+}
+
+impl Service {
+    /// Creates a check, or updates the one `unique` finds. The flag says whether it was created.
+    pub async fn create_check(
+        &self,
+        project: Uuid,
+        spec: CheckSpec,
+        version: ApiVersion,
+    ) -> Result<(Check, bool), ServiceError> {
+        let uuid = Uuid::new_v4();
+        let badge_key = Uuid::new_v4();
+        self.write(move |ctx| {
+            if ctx.state.project(&project).is_none() {
+                return Err(ServiceError::NotFound);
+            }
+            if let Some(target) = find_upsert_target(ctx.state, &project, &spec) {
+                let current = owned(ctx.state, &project, &target)?.clone();
+                return Ok((store_updated(ctx, &current, false, &spec, version)?, false));
+            }
+            let seq = ctx.state.next_seq();
+            let fresh = Check::new(uuid, project, seq, ctx.now, badge_key);
+            Ok((store_updated(ctx, &fresh, true, &spec, version)?, true))
+        })
+        .await
+    }
+
+    /// Updates a check (§2.8); `unique` is ignored.
+    pub async fn update_check(
+        &self,
+        project: Uuid,
+        uuid: Uuid,
+        spec: CheckSpec,
+        version: ApiVersion,
+    ) -> Result<Check, ServiceError> {
+        self.write(move |ctx| {
+            let current = owned(ctx.state, &project, &uuid)?.clone();
+            store_updated(ctx, &current, false, &spec, version)
+        })
+        .await
+    }
+
+    /// Pauses a check (§2.10); pausing a paused check changes nothing.
+    pub async fn pause_check(&self, project: Uuid, uuid: Uuid) -> Result<Check, ServiceError> {
+        self.write(move |ctx| {
+            let current = owned(ctx.state, &project, &uuid)?;
+            if current.status == StoredStatus::Paused {
+                return Ok(current.clone());
+            }
+            let mut check = current.clone();
+            let flip = Flip {
+                check: uuid,
+                created: ctx.now,
+                old_status: check.status,
+                new_status: StoredStatus::Paused,
+                reason: String::new(),
+            };
+            check.status = StoredStatus::Paused;
+            check.last_start = None;
+            check.last_start_rid = None;
+            ctx.txn.put_check(&check, Some(&check.slug))?;
+            ctx.txn.put_flip(&flip)?;
+            ctx.state.put_check(check.clone());
+            Ok(check)
+        })
+        .await
+    }
+
+    /// Resumes a paused check (§2.11): it becomes `new` and waits for its first ping.
+    pub async fn resume_check(&self, project: Uuid, uuid: Uuid) -> Result<Check, ServiceError> {
+        self.write(move |ctx| {
+            let current = owned(ctx.state, &project, &uuid)?;
+            if current.status != StoredStatus::Paused {
+                return Err(ServiceError::NotPaused);
+            }
+            let mut check = current.clone();
+            let flip = Flip {
+                check: uuid,
+                created: ctx.now,
+                old_status: StoredStatus::Paused,
+                new_status: StoredStatus::New,
+                reason: String::new(),
+            };
+            check.status = StoredStatus::New;
+            check.last_start = None;
+            check.last_start_rid = None;
+            check.last_ping = None;
+            ctx.txn.put_check(&check, Some(&check.slug))?;
+            ctx.txn.put_flip(&flip)?;
+            ctx.state.put_check(check.clone());
+            Ok(check)
+        })
+        .await
+    }
+
+    /// Deletes a check with its pings, flips and links; returns it as it was, without channels.
+    pub async fn delete_check(&self, project: Uuid, uuid: Uuid) -> Result<Check, ServiceError> {
+        self.write(move |ctx| {
+            let check = owned(ctx.state, &project, &uuid)?.clone();
+            ctx.txn.delete_check(&check)?;
+            ctx.state.remove_check(&uuid);
+            let mut gone = check;
+            gone.channels.clear();
+            Ok(gone)
+        })
+        .await
+    }
+}

@@ -1,0 +1,153 @@
+//! The running service's core: the store, the in-memory state, the single writer, the clock
+//! and API key verification, and the operations that the HTTP API and the admin CLI share.
+//!
+//! Reads are answered from memory (pings and flips from read transactions); every change goes
+//! through the writer and is acknowledged only once committed.
+
+pub mod admin;
+pub mod auth;
+pub mod checks;
+pub mod clock;
+pub mod state;
+pub mod writer;
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use jiff::Timestamp;
+
+use crate::model::limits::{DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
+use crate::model::spec::SpecError;
+use crate::store::{Store, StoreError};
+pub use clock::Clock;
+pub use state::State;
+pub use writer::{WriteCtx, Writer};
+
+/// Settings the service needs (the HTTP server has its own).
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Public base URL, without a trailing slash, for URLs in API responses.
+    pub site_root: String,
+    /// Bytes of a ping body that are stored.
+    pub ping_body_limit: usize,
+    /// Pings kept and listed per check.
+    pub ping_log: u32,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            site_root: "http://127.0.0.1:8000".into(),
+            ping_body_limit: DEFAULT_PING_BODY_LIMIT,
+            ping_log: DEFAULT_PING_LOG,
+        }
+    }
+}
+
+/// Why an operation did not happen. The HTTP mapping lives in `api::error`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ServiceError {
+    #[error("not found")]
+    NotFound,
+    #[error("the check belongs to another project")]
+    Forbidden,
+    #[error("check is not paused")]
+    NotPaused,
+    #[error("json validation error: {0}")]
+    Invalid(#[from] SpecError),
+    /// A client error with its message (e.g. channel identifiers).
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("no project named {0:?}")]
+    NoSuchProject(String),
+    #[error("a project named {0:?} already exists")]
+    ProjectExists(String),
+    #[error("project {project:?} has no key {key:?}")]
+    NoSuchKey { project: String, key: String },
+    #[error("project {project:?} has no channel {channel:?}")]
+    NoSuchChannel { project: String, channel: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error("the service is overloaded, try again shortly")]
+    Busy,
+    #[error("the service is shutting down")]
+    Unavailable,
+    #[error("{0}")]
+    Storage(Arc<StoreError>),
+    #[error("cannot generate a random secret: {0}")]
+    Random(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        ServiceError::Storage(Arc::new(e))
+    }
+}
+
+impl From<getrandom::Error> for ServiceError {
+    fn from(e: getrandom::Error) -> Self {
+        ServiceError::Random(e.to_string())
+    }
+}
+
+/// The open service: shared by the HTTP server, the control socket and the admin CLI.
+pub struct Service {
+    store: Arc<Store>,
+    state: Arc<RwLock<State>>,
+    writer: Writer,
+    clock: Clock,
+    auth: auth::KeyCache,
+    config: ServiceConfig,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").field("store", &self.store).field("config", &self.config).finish()
+    }
+}
+
+impl Service {
+    /// Opens the data directory, loads the state and starts the writer.
+    pub fn open(data_dir: &Path, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
+        let store = Arc::new(Store::open(data_dir)?);
+        let state = Arc::new(RwLock::new(State::from_snapshot(store.load()?)));
+        let writer = Writer::start(store.clone(), state.clone(), clock.clone());
+        Ok(Service { store, state, writer, clock, auth: auth::KeyCache::new(), config })
+    }
+
+    pub fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Runs `f` on the current state under a read lock. Keep `f` short: the writer waits.
+    pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        let guard = self.state.read().unwrap_or_else(|p| p.into_inner());
+        f(&guard)
+    }
+
+    /// Runs `f` on the writer thread and waits for its commit.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, ServiceError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
+    {
+        self.writer.submit(f).await
+    }
+
+    /// Like [`Service::write`] but answers [`ServiceError::Busy`] when the writer's queue is full.
+    pub async fn try_write<T, F>(&self, f: F) -> Result<T, ServiceError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
+    {
+        self.writer.try_submit(f).await
+    }
+}

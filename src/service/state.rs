@@ -1,0 +1,244 @@
+//! The in-memory picture of the store: every project, key, check and channel, with the
+//! indexes the hot paths need (check by UUID, by project and slug, by unique_key; project by
+//! ping key). It is rebuilt from the file at start and after a failed commit; the file is the
+//! truth.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::model::{ApiKey, Channel, Check, Kind, Project};
+use crate::schedule::Schedule;
+use crate::store::Snapshot;
+
+/// Everything the service answers from memory.
+#[derive(Debug, Default)]
+pub struct State {
+    projects: HashMap<Uuid, Project>,
+    project_by_ping_key: HashMap<String, Uuid>,
+    api_keys: HashMap<String, ApiKey>,
+    checks: HashMap<Uuid, Check>,
+    /// Checks of each project in creation order.
+    checks_by_project: HashMap<Uuid, BTreeMap<u64, Uuid>>,
+    /// Non-empty slugs only: the slug route never matches an empty one.
+    checks_by_slug: HashMap<(Uuid, String), Vec<Uuid>>,
+    checks_by_unique_key: HashMap<[u8; 20], Uuid>,
+    channels: HashMap<Uuid, Channel>,
+    next_seq: u64,
+}
+
+/// The 20 bytes behind a 40-digit hex unique_key.
+pub fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
+    if hex.len() != 40 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
+        let s = std::str::from_utf8(chunk).ok()?;
+        out[i] = u8::from_str_radix(s, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Compiles the schedule of a cron or OnCalendar check loaded from the file.
+pub fn compile(check: &mut Check) {
+    check.compiled = match check.kind {
+        Kind::Simple => None,
+        Kind::Cron | Kind::OnCalendar => Schedule::parse(&check.schedule, &check.tz).ok().map(Arc::new),
+    };
+}
+
+impl State {
+    /// Builds the state from a snapshot of the file.
+    pub fn from_snapshot(snap: Snapshot) -> State {
+        let mut state = State::default();
+        for p in snap.projects {
+            state.next_seq = state.next_seq.max(p.seq + 1);
+            state.put_project(p);
+        }
+        for k in snap.api_keys {
+            state.api_keys.insert(k.id.clone(), k);
+        }
+        for c in snap.channels {
+            state.next_seq = state.next_seq.max(c.seq + 1);
+            state.channels.insert(c.uuid, c);
+        }
+        for mut c in snap.checks {
+            state.next_seq = state.next_seq.max(c.seq + 1);
+            compile(&mut c);
+            state.put_check(c);
+        }
+        state.next_seq = state.next_seq.max(1);
+        state
+    }
+
+    /// A fresh sequence number for a new record (creation order).
+    pub fn next_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    // ----- projects -----
+
+    pub fn project(&self, uuid: &Uuid) -> Option<&Project> {
+        self.projects.get(uuid)
+    }
+
+    pub fn project_by_name(&self, name: &str) -> Option<&Project> {
+        self.projects.values().find(|p| p.name == name)
+    }
+
+    pub fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
+        self.project_by_ping_key.get(ping_key).and_then(|u| self.projects.get(u))
+    }
+
+    /// Projects in creation order.
+    pub fn projects(&self) -> Vec<&Project> {
+        let mut all: Vec<&Project> = self.projects.values().collect();
+        all.sort_by_key(|p| p.seq);
+        all
+    }
+
+    pub fn put_project(&mut self, project: Project) {
+        if let Some(old) = self.projects.get(&project.uuid) {
+            self.project_by_ping_key.remove(&old.ping_key);
+        }
+        self.project_by_ping_key.insert(project.ping_key.clone(), project.uuid);
+        self.projects.insert(project.uuid, project);
+    }
+
+    pub fn remove_project(&mut self, uuid: &Uuid) -> Option<Project> {
+        let project = self.projects.remove(uuid)?;
+        self.project_by_ping_key.remove(&project.ping_key);
+        self.checks_by_project.remove(uuid);
+        Some(project)
+    }
+
+    // ----- API keys -----
+
+    pub fn api_key(&self, id: &str) -> Option<&ApiKey> {
+        self.api_keys.get(id)
+    }
+
+    /// Keys of a project, oldest first.
+    pub fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
+        let mut keys: Vec<&ApiKey> = self.api_keys.values().filter(|k| k.project == *project).collect();
+        keys.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
+        keys
+    }
+
+    pub fn put_api_key(&mut self, key: ApiKey) {
+        self.api_keys.insert(key.id.clone(), key);
+    }
+
+    pub fn remove_api_key(&mut self, id: &str) -> Option<ApiKey> {
+        self.api_keys.remove(id)
+    }
+
+    // ----- checks -----
+
+    pub fn check(&self, uuid: &Uuid) -> Option<&Check> {
+        self.checks.get(uuid)
+    }
+
+    pub fn check_count(&self) -> usize {
+        self.checks.len()
+    }
+
+    /// Checks of a project in creation order.
+    pub fn checks_of(&self, project: &Uuid) -> impl Iterator<Item = &Check> {
+        self.checks_by_project
+            .get(project)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter_map(|u| self.checks.get(u))
+    }
+
+    /// Checks of a project with this (non-empty) slug, in creation order.
+    pub fn checks_by_slug(&self, project: &Uuid, slug: &str) -> Vec<&Check> {
+        self.checks_by_slug
+            .get(&(*project, slug.to_string()))
+            .map(|v| v.iter().filter_map(|u| self.checks.get(u)).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
+        let bytes = unique_key_bytes(unique_key)?;
+        let check = self.checks.get(self.checks_by_unique_key.get(&bytes)?)?;
+        (check.project == *project).then_some(check)
+    }
+
+    /// Inserts or replaces a check, keeping every index in step.
+    pub fn put_check(&mut self, check: Check) {
+        if let Some(old) = self.checks.get(&check.uuid) {
+            let (project, slug, uuid) = (old.project, old.slug.clone(), old.uuid);
+            self.unindex_slug(project, &slug, uuid);
+        }
+        let uuid = check.uuid;
+        self.checks_by_project.entry(check.project).or_default().insert(check.seq, uuid);
+        if !check.slug.is_empty() {
+            let entry = self.checks_by_slug.entry((check.project, check.slug.clone())).or_default();
+            entry.push(uuid);
+            let checks = &self.checks;
+            entry.sort_by_key(|u| if *u == uuid { check.seq } else { checks.get(u).map_or(0, |c| c.seq) });
+        }
+        if let Some(bytes) = unique_key_bytes(&check.unique_key()) {
+            self.checks_by_unique_key.insert(bytes, uuid);
+        }
+        self.checks.insert(uuid, check);
+    }
+
+    fn unindex_slug(&mut self, project: Uuid, slug: &str, uuid: Uuid) {
+        if slug.is_empty() {
+            return;
+        }
+        let key = (project, slug.to_string());
+        if let Some(list) = self.checks_by_slug.get_mut(&key) {
+            list.retain(|u| *u != uuid);
+            if list.is_empty() {
+                self.checks_by_slug.remove(&key);
+            }
+        }
+    }
+
+    pub fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
+        let check = self.checks.remove(uuid)?;
+        self.unindex_slug(check.project, &check.slug, check.uuid);
+        if let Some(list) = self.checks_by_project.get_mut(&check.project) {
+            list.remove(&check.seq);
+        }
+        if let Some(bytes) = unique_key_bytes(&check.unique_key()) {
+            self.checks_by_unique_key.remove(&bytes);
+        }
+        Some(check)
+    }
+
+    /// Mutable access for fields that no index depends on (status, pings, ...). Changing
+    /// `slug`, `project` or `seq` through it would corrupt the indexes: use [`State::put_check`].
+    pub fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
+        self.checks.get_mut(uuid)
+    }
+
+    // ----- channels -----
+
+    pub fn channel(&self, uuid: &Uuid) -> Option<&Channel> {
+        self.channels.get(uuid)
+    }
+
+    /// Channels of a project in creation order.
+    pub fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
+        let mut list: Vec<&Channel> = self.channels.values().filter(|c| c.project == *project).collect();
+        list.sort_by_key(|c| c.seq);
+        list
+    }
+
+    pub fn put_channel(&mut self, channel: Channel) {
+        self.channels.insert(channel.uuid, channel);
+    }
+
+    pub fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
+        self.channels.remove(uuid)
+    }
+}

@@ -1,0 +1,445 @@
+//! The one redb file that holds everything: projects, API keys, checks, pings, flips,
+//! channels and their links. This is the only module that imports redb; the tables, their
+//! key encodings and the invariants are written down in docs/design.md.
+//!
+//! Writes go through [`WriteTxn`], which keeps the derived tables (slug index, links) in step
+//! with the records; reads of pings and flips open their own read transactions.
+
+pub mod keys;
+pub mod records;
+
+use std::fs::{DirBuilder, OpenOptions, Permissions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use redb::{
+    Database, MultimapTableDefinition, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    TableDefinition,
+};
+use uuid::Uuid;
+
+use crate::model::{ApiKey, Channel, Check, Flip, Ping, Project};
+use records::{
+    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, PingRecord, ProjectRecord, decode,
+    encode,
+};
+
+/// Version of the set of tables and record shapes. A file with a higher number was written
+/// by a newer release and is refused.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Name of the database file inside the data directory.
+pub const DB_FILE: &str = "overdue.redb";
+
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+const PROJECTS: TableDefinition<u128, &[u8]> = TableDefinition::new("projects");
+const API_KEYS: TableDefinition<[u8; 12], &[u8]> = TableDefinition::new("api_keys");
+const CHECKS: TableDefinition<u128, &[u8]> = TableDefinition::new("checks");
+const SLUG_INDEX: MultimapTableDefinition<[u8; 32], u128> =
+    MultimapTableDefinition::new("slug_index");
+const PINGS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("pings");
+const PING_BODIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("ping_bodies");
+const FLIPS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("flips");
+const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
+const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> = TableDefinition::new("check_channels");
+
+/// What can go wrong below the service.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the data directory {0} is in use by another overdue process (is the service running?)")]
+    Locked(PathBuf),
+    #[error(
+        "{path} has schema version {found}, newer than this release understands ({supported}); \
+         upgrade overdue or restore a backup made by this release"
+    )]
+    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    #[error("cannot prepare the data directory {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the data file is damaged: {0}")]
+    Corrupt(String),
+    #[error("storage error: {0}")]
+    Db(#[from] redb::Error),
+}
+
+impl From<redb::TransactionError> for StoreError {
+    fn from(e: redb::TransactionError) -> Self {
+        StoreError::Db(e.into())
+    }
+}
+
+impl From<redb::TableError> for StoreError {
+    fn from(e: redb::TableError) -> Self {
+        StoreError::Db(e.into())
+    }
+}
+
+impl From<redb::StorageError> for StoreError {
+    fn from(e: redb::StorageError) -> Self {
+        StoreError::Db(e.into())
+    }
+}
+
+impl From<redb::CommitError> for StoreError {
+    fn from(e: redb::CommitError) -> Self {
+        StoreError::Db(e.into())
+    }
+}
+
+impl From<redb::DatabaseError> for StoreError {
+    fn from(e: redb::DatabaseError) -> Self {
+        StoreError::Db(e.into())
+    }
+}
+
+
+/// Everything the service keeps in memory, as read at start.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub projects: Vec<Project>,
+    pub api_keys: Vec<ApiKey>,
+    /// With their `channels` filled in from the links table; `compiled` is left to the caller.
+    pub checks: Vec<Check>,
+    pub channels: Vec<Channel>,
+}
+
+/// The open data file.
+pub struct Store {
+    db: Database,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io { path: path.to_path_buf(), source }
+}
+
+impl Store {
+    /// Opens (creating if needed) the data file in `dir`. The directory is created with mode
+    /// 0700 and the file with 0600; the process then holds redb's exclusive lock on it.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        if !dir.exists() {
+            DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io_err(dir))?;
+        }
+        let path = dir.join(DB_FILE);
+        if !path.exists() {
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(&path)
+                .map_err(io_err(&path))?;
+        }
+        std::fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(io_err(&path))?;
+        let db = match Database::create(&path) {
+            Ok(db) => db,
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                return Err(StoreError::Locked(dir.to_path_buf()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let store = Store { db, path };
+        store.prepare_schema()?;
+        Ok(store)
+    }
+
+    /// Path of the data file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn prepare_schema(&self) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            let found = meta.get("schema_version")?.map(|v| {
+                let bytes: [u8; 4] = v.value().try_into().unwrap_or([0xff; 4]);
+                u32::from_be_bytes(bytes)
+            });
+            match found {
+                Some(found) if found > SCHEMA_VERSION => {
+                    return Err(StoreError::NewerSchema {
+                        path: self.path.clone(),
+                        found,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    meta.insert("schema_version", SCHEMA_VERSION.to_be_bytes().as_slice())?;
+                }
+            }
+            // Create every table so that read transactions never meet a missing one.
+            txn.open_table(PROJECTS)?;
+            txn.open_table(API_KEYS)?;
+            txn.open_table(CHECKS)?;
+            txn.open_multimap_table(SLUG_INDEX)?;
+            txn.open_table(PINGS)?;
+            txn.open_table(PING_BODIES)?;
+            txn.open_table(FLIPS)?;
+            txn.open_table(CHANNELS)?;
+            txn.open_table(CHECK_CHANNELS)?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Reads every project, key, check (with its channel links) and channel.
+    pub fn load(&self) -> Result<Snapshot, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut snap = Snapshot::default();
+        for entry in txn.open_table(PROJECTS)?.iter()? {
+            let (_, v) = entry?;
+            snap.projects.push(decode::<ProjectRecord>(v.value(), "project")?.into());
+        }
+        for entry in txn.open_table(API_KEYS)?.iter()? {
+            let (_, v) = entry?;
+            snap.api_keys.push(decode::<ApiKeyRecord>(v.value(), "api key")?.into());
+        }
+        for entry in txn.open_table(CHANNELS)?.iter()? {
+            let (_, v) = entry?;
+            snap.channels.push(decode::<ChannelRecord>(v.value(), "channel")?.into());
+        }
+        let links = txn.open_table(CHECK_CHANNELS)?;
+        let mut link_iter = links.iter()?.peekable();
+        // Both tables are ordered by check UUID, so links are merged in one pass.
+        for entry in txn.open_table(CHECKS)?.iter()? {
+            let (_, v) = entry?;
+            let mut check = decode::<CheckRecord>(v.value(), "check")?.into_check()?;
+            while let Some(Ok((k, _))) = link_iter.peek() {
+                let key = k.value();
+                let owner = Uuid::from_slice(&key[..16]).unwrap_or_default();
+                if owner < check.uuid {
+                    link_iter.next();
+                } else if owner == check.uuid {
+                    check.channels.push(keys::link_channel(&key));
+                    link_iter.next();
+                } else {
+                    break;
+                }
+            }
+            if let Some(Err(_)) = link_iter.peek() {
+                if let Some(Err(e)) = link_iter.next() {
+                    return Err(e.into());
+                }
+            }
+            check.channels.sort();
+            snap.checks.push(check);
+        }
+        Ok(snap)
+    }
+
+    /// Starts the write transaction of one batch. Blocks while another is open.
+    pub fn begin_write(&self) -> Result<WriteTxn, StoreError> {
+        Ok(WriteTxn { txn: self.db.begin_write()? })
+    }
+
+    /// The newest `limit` pings of a check, newest first.
+    pub fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(PINGS)?;
+        let (lo, hi) = keys::check_range24(check);
+        let mut out = Vec::new();
+        for entry in table.range(lo..=hi)?.rev().take(limit) {
+            let (k, v) = entry?;
+            let n = keys::ping_n(&k.value());
+            out.push(decode::<PingRecord>(v.value(), "ping")?.into_ping(check, n)?);
+        }
+        Ok(out)
+    }
+
+    /// The stored body of ping `n`, if it exists and is not empty.
+    pub fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(PING_BODIES)?;
+        Ok(table.get(keys::ping_key(check, n))?.map(|v| v.value().to_vec()).filter(|b| !b.is_empty()))
+    }
+
+    /// Every stored flip of a check, newest first.
+    pub fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(FLIPS)?;
+        let (lo, hi) = keys::check_range24(check);
+        let mut out = Vec::new();
+        for entry in table.range(lo..=hi)?.rev() {
+            let (_, v) = entry?;
+            out.push(decode::<FlipRecord>(v.value(), "flip")?.into_flip(check)?);
+        }
+        Ok(out)
+    }
+
+    /// Checks of a (project, slug) according to the slug index.
+    pub fn checks_by_slug(&self, project: Uuid, slug: &str) -> Result<Vec<Uuid>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_multimap_table(SLUG_INDEX)?;
+        let mut out = Vec::new();
+        for v in table.get(keys::slug_key(project, slug))? {
+            out.push(Uuid::from_u128(v?.value()));
+        }
+        Ok(out)
+    }
+
+    /// A cheap read that proves the file answers (for `/api/v3/status/`).
+    pub fn health_check(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(PROJECTS)?.len()?)
+    }
+
+    /// A value from the meta table.
+    pub fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(META)?.get(key)?.map(|v| v.value().to_vec()))
+    }
+}
+
+/// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
+pub struct WriteTxn {
+    txn: redb::WriteTransaction,
+}
+
+impl WriteTxn {
+    pub fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.txn.open_table(META)?.insert(key, value)?;
+        Ok(())
+    }
+
+    pub fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
+        let bytes = encode(&ProjectRecord::from(project))?;
+        self.txn.open_table(PROJECTS)?.insert(project.uuid.as_u128(), bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Removes a project record. The caller removes its checks, channels and keys first.
+    pub fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
+        self.txn.open_table(PROJECTS)?.remove(project.as_u128())?;
+        Ok(())
+    }
+
+    pub fn put_api_key(&mut self, key: &ApiKey) -> Result<(), StoreError> {
+        let id = keys::api_key_id(&key.id)
+            .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
+        let bytes = encode(&ApiKeyRecord::from(key))?;
+        self.txn.open_table(API_KEYS)?.insert(id, bytes.as_slice())?;
+        Ok(())
+    }
+
+    pub fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
+        if let Some(id) = keys::api_key_id(id) {
+            self.txn.open_table(API_KEYS)?.remove(id)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
+    /// so the slug index follows.
+    pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
+        let bytes = encode(&CheckRecord::from(check))?;
+        self.txn.open_table(CHECKS)?.insert(check.uuid.as_u128(), bytes.as_slice())?;
+        if old_slug != Some(check.slug.as_str()) {
+            let mut index = self.txn.open_multimap_table(SLUG_INDEX)?;
+            if let Some(old) = old_slug {
+                index.remove(keys::slug_key(check.project, old), check.uuid.as_u128())?;
+            }
+            index.insert(keys::slug_key(check.project, &check.slug), check.uuid.as_u128())?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a check with its pings, bodies, flips, links and slug index entry.
+    pub fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
+        let id = check.uuid;
+        self.txn.open_table(CHECKS)?.remove(id.as_u128())?;
+        self.txn
+            .open_multimap_table(SLUG_INDEX)?
+            .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
+        let (lo, hi) = keys::check_range24(id);
+        for table in [PINGS, PING_BODIES, FLIPS] {
+            self.txn.open_table(table)?.retain_in(lo..=hi, |_, _| false)?;
+        }
+        let (lo, hi) = keys::check_range32(id);
+        self.txn.open_table(CHECK_CHANNELS)?.retain_in(lo..=hi, |_, _| false)?;
+        Ok(())
+    }
+
+    /// Replaces a check's channel links with `channels`.
+    pub fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
+        let mut table = self.txn.open_table(CHECK_CHANNELS)?;
+        let (lo, hi) = keys::check_range32(check);
+        table.retain_in(lo..=hi, |_, _| false)?;
+        for channel in channels {
+            table.insert(keys::link_key(check, *channel), ())?;
+        }
+        Ok(())
+    }
+
+    /// Removes one link (used when a channel is deleted).
+    pub fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        self.txn.open_table(CHECK_CHANNELS)?.remove(keys::link_key(check, channel))?;
+        Ok(())
+    }
+
+    pub fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
+        let bytes = encode(&ChannelRecord::from(channel))?;
+        self.txn.open_table(CHANNELS)?.insert(channel.uuid.as_u128(), bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Removes a channel record. The caller removes its links first.
+    pub fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
+        self.txn.open_table(CHANNELS)?.remove(channel.as_u128())?;
+        Ok(())
+    }
+
+    /// Records a ping and, when not empty, its body.
+    pub fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
+        let key = keys::ping_key(ping.check, ping.n);
+        let bytes = encode(&PingRecord::from(ping))?;
+        self.txn.open_table(PINGS)?.insert(key, bytes.as_slice())?;
+        if !body.is_empty() {
+            self.txn.open_table(PING_BODIES)?.insert(key, body)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the pings (and bodies) of a check numbered below `keep_from`.
+    pub fn prune_pings(&mut self, check: Uuid, keep_from: u64) -> Result<(), StoreError> {
+        let lo = keys::ping_key(check, 0);
+        let hi = keys::ping_key(check, keep_from);
+        for table in [PINGS, PING_BODIES] {
+            self.txn.open_table(table)?.retain_in(lo..hi, |_, _| false)?;
+        }
+        Ok(())
+    }
+
+    /// Records a flip. Two flips of one check in the same microsecond keep both: the later
+    /// one moves forward to the next free microsecond.
+    pub fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
+        let mut table = self.txn.open_table(FLIPS)?;
+        let mut record = FlipRecord::from(flip);
+        while table.get(keys::flip_key(flip.check, record.created_us))?.is_some() {
+            record.created_us += 1;
+        }
+        let bytes = encode(&record)?;
+        table.insert(keys::flip_key(flip.check, record.created_us), bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Makes the transaction durable (fsync) and visible.
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.txn.commit()?;
+        Ok(())
+    }
+
+    /// Drops everything the transaction did.
+    pub fn abort(self) -> Result<(), StoreError> {
+        self.txn.abort()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,398 @@
+//! The on-disk shape of every record: bincode 2.0.1 (standard configuration) behind a leading
+//! record-version byte. These types are the file format; the model types are free to change.
+//!
+//! A reader accepts the versions it knows and refuses others with [`StoreError::Corrupt`],
+//! so a record written by a newer release is never misread.
+
+use bincode::{Decode, Encode};
+use jiff::SignedDuration;
+use uuid::Uuid;
+
+use crate::model::time::{from_micros, to_micros};
+use crate::model::{
+    ApiKey, Channel, ChannelConfig, Check, Flip, Kind, Ping, PingKind, Project, StoredStatus,
+};
+use crate::store::StoreError;
+
+/// The version byte that leads every record written by this release.
+pub const RECORD_V1: u8 = 1;
+
+fn config() -> bincode::config::Configuration {
+    bincode::config::standard()
+}
+
+/// `RECORD_V1` followed by the bincode encoding of `record`.
+pub fn encode<T: Encode>(record: &T) -> Result<Vec<u8>, StoreError> {
+    let mut out = vec![RECORD_V1];
+    bincode::encode_into_std_write(record, &mut out, config())
+        .map_err(|e| StoreError::Corrupt(format!("cannot encode record: {e}")))?;
+    Ok(out)
+}
+
+/// Decodes a record written by [`encode`]; `what` names the table for error messages.
+pub fn decode<T: Decode<()>>(bytes: &[u8], what: &str) -> Result<T, StoreError> {
+    match bytes.split_first() {
+        Some((&RECORD_V1, rest)) => bincode::decode_from_slice(rest, config())
+            .map(|(value, _)| value)
+            .map_err(|e| StoreError::Corrupt(format!("{what} record does not decode: {e}"))),
+        Some((version, _)) => Err(StoreError::Corrupt(format!(
+            "{what} record has version {version}, this release reads version {RECORD_V1}"
+        ))),
+        None => Err(StoreError::Corrupt(format!("{what} record is empty"))),
+    }
+}
+
+fn status_code(s: StoredStatus) -> u8 {
+    match s {
+        StoredStatus::New => 0,
+        StoredStatus::Up => 1,
+        StoredStatus::Down => 2,
+        StoredStatus::Paused => 3,
+    }
+}
+
+fn status_from(code: u8) -> Result<StoredStatus, StoreError> {
+    Ok(match code {
+        0 => StoredStatus::New,
+        1 => StoredStatus::Up,
+        2 => StoredStatus::Down,
+        3 => StoredStatus::Paused,
+        other => return Err(StoreError::Corrupt(format!("unknown status code {other}"))),
+    })
+}
+
+#[derive(Encode, Decode)]
+pub struct ProjectRecord {
+    pub uuid: u128,
+    pub seq: u64,
+    pub name: String,
+    pub ping_key: String,
+    pub badge_key: String,
+    pub created_us: i64,
+}
+
+impl From<&Project> for ProjectRecord {
+    fn from(p: &Project) -> Self {
+        ProjectRecord {
+            uuid: p.uuid.as_u128(),
+            seq: p.seq,
+            name: p.name.clone(),
+            ping_key: p.ping_key.clone(),
+            badge_key: p.badge_key.clone(),
+            created_us: to_micros(p.created),
+        }
+    }
+}
+
+impl From<ProjectRecord> for Project {
+    fn from(r: ProjectRecord) -> Self {
+        Project {
+            uuid: Uuid::from_u128(r.uuid),
+            seq: r.seq,
+            name: r.name,
+            ping_key: r.ping_key,
+            badge_key: r.badge_key,
+            created: from_micros(r.created_us),
+        }
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct ApiKeyRecord {
+    pub id: String,
+    pub project: u128,
+    pub read_only: bool,
+    pub label: String,
+    pub hash: String,
+    pub created_us: i64,
+}
+
+impl From<&ApiKey> for ApiKeyRecord {
+    fn from(k: &ApiKey) -> Self {
+        ApiKeyRecord {
+            id: k.id.clone(),
+            project: k.project.as_u128(),
+            read_only: k.read_only,
+            label: k.label.clone(),
+            hash: k.hash.clone(),
+            created_us: to_micros(k.created),
+        }
+    }
+}
+
+impl From<ApiKeyRecord> for ApiKey {
+    fn from(r: ApiKeyRecord) -> Self {
+        ApiKey {
+            id: r.id,
+            project: Uuid::from_u128(r.project),
+            read_only: r.read_only,
+            label: r.label,
+            hash: r.hash,
+            created: from_micros(r.created_us),
+        }
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct CheckRecord {
+    pub uuid: u128,
+    pub project: u128,
+    pub seq: u64,
+    pub created_us: i64,
+    pub name: String,
+    pub slug: String,
+    pub tags: String,
+    pub desc: String,
+    /// 0 simple, 1 cron, 2 OnCalendar.
+    pub kind: u8,
+    pub timeout: i64,
+    pub grace: i64,
+    pub schedule: String,
+    pub tz: String,
+    pub manual_resume: bool,
+    pub methods: String,
+    pub start_kw: String,
+    pub success_kw: String,
+    pub failure_kw: String,
+    pub filter_subject: bool,
+    pub filter_body: bool,
+    pub filter_http_body: bool,
+    pub filter_default_fail: bool,
+    pub status: u8,
+    pub n_pings: u64,
+    pub last_ping_us: Option<i64>,
+    pub last_start_us: Option<i64>,
+    pub last_start_rid: Option<u128>,
+    pub last_duration_us: Option<i64>,
+    pub badge_key: u128,
+}
+
+impl From<&Check> for CheckRecord {
+    fn from(c: &Check) -> Self {
+        CheckRecord {
+            uuid: c.uuid.as_u128(),
+            project: c.project.as_u128(),
+            seq: c.seq,
+            created_us: to_micros(c.created),
+            name: c.name.clone(),
+            slug: c.slug.clone(),
+            tags: c.tags.clone(),
+            desc: c.desc.clone(),
+            kind: match c.kind {
+                Kind::Simple => 0,
+                Kind::Cron => 1,
+                Kind::OnCalendar => 2,
+            },
+            timeout: c.timeout,
+            grace: c.grace,
+            schedule: c.schedule.clone(),
+            tz: c.tz.clone(),
+            manual_resume: c.manual_resume,
+            methods: c.methods.clone(),
+            start_kw: c.start_kw.clone(),
+            success_kw: c.success_kw.clone(),
+            failure_kw: c.failure_kw.clone(),
+            filter_subject: c.filter_subject,
+            filter_body: c.filter_body,
+            filter_http_body: c.filter_http_body,
+            filter_default_fail: c.filter_default_fail,
+            status: status_code(c.status),
+            n_pings: c.n_pings,
+            last_ping_us: c.last_ping.map(to_micros),
+            last_start_us: c.last_start.map(to_micros),
+            last_start_rid: c.last_start_rid.map(|r| r.as_u128()),
+            last_duration_us: c.last_duration.map(|d| d.as_micros() as i64),
+            badge_key: c.badge_key.as_u128(),
+        }
+    }
+}
+
+impl CheckRecord {
+    /// The model check, without its compiled schedule and channels (the caller adds them).
+    pub fn into_check(self) -> Result<Check, StoreError> {
+        let kind = match self.kind {
+            0 => Kind::Simple,
+            1 => Kind::Cron,
+            2 => Kind::OnCalendar,
+            other => return Err(StoreError::Corrupt(format!("unknown check kind {other}"))),
+        };
+        Ok(Check {
+            uuid: Uuid::from_u128(self.uuid),
+            project: Uuid::from_u128(self.project),
+            seq: self.seq,
+            created: from_micros(self.created_us),
+            name: self.name,
+            slug: self.slug,
+            tags: self.tags,
+            desc: self.desc,
+            kind,
+            timeout: self.timeout,
+            grace: self.grace,
+            schedule: self.schedule,
+            tz: self.tz,
+            compiled: None,
+            manual_resume: self.manual_resume,
+            methods: self.methods,
+            start_kw: self.start_kw,
+            success_kw: self.success_kw,
+            failure_kw: self.failure_kw,
+            filter_subject: self.filter_subject,
+            filter_body: self.filter_body,
+            filter_http_body: self.filter_http_body,
+            filter_default_fail: self.filter_default_fail,
+            status: status_from(self.status)?,
+            n_pings: self.n_pings,
+            last_ping: self.last_ping_us.map(from_micros),
+            last_start: self.last_start_us.map(from_micros),
+            last_start_rid: self.last_start_rid.map(Uuid::from_u128),
+            last_duration: self.last_duration_us.map(SignedDuration::from_micros),
+            badge_key: Uuid::from_u128(self.badge_key),
+            channels: Vec::new(),
+        })
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct ChannelRecord {
+    pub uuid: u128,
+    pub project: u128,
+    pub seq: u64,
+    pub name: String,
+    pub kind: String,
+    /// Kind-specific settings as ordered key/value pairs, so new kinds need no new shape.
+    pub settings: Vec<(String, String)>,
+    pub created_us: i64,
+}
+
+impl From<&Channel> for ChannelRecord {
+    fn from(c: &Channel) -> Self {
+        let settings = match &c.config {
+            ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
+            ChannelConfig::Webhook { url } => vec![("url".to_string(), url.clone())],
+            ChannelConfig::Other { settings, .. } => settings.clone(),
+        };
+        ChannelRecord {
+            uuid: c.uuid.as_u128(),
+            project: c.project.as_u128(),
+            seq: c.seq,
+            name: c.name.clone(),
+            kind: c.kind().to_string(),
+            settings,
+            created_us: to_micros(c.created),
+        }
+    }
+}
+
+impl From<ChannelRecord> for Channel {
+    fn from(r: ChannelRecord) -> Self {
+        let setting = |key: &str| {
+            r.settings.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
+        };
+        let config = match r.kind.as_str() {
+            "email" => ChannelConfig::Email { address: setting("address") },
+            "webhook" => ChannelConfig::Webhook { url: setting("url") },
+            _ => ChannelConfig::Other { kind: r.kind.clone(), settings: r.settings.clone() },
+        };
+        Channel {
+            uuid: Uuid::from_u128(r.uuid),
+            project: Uuid::from_u128(r.project),
+            seq: r.seq,
+            name: r.name,
+            config,
+            created: from_micros(r.created_us),
+        }
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct PingRecord {
+    pub created_us: i64,
+    /// 0 success, 1 start, 2 fail, 3 log, 4 ignored.
+    pub kind: u8,
+    pub scheme: String,
+    pub remote_addr: Option<String>,
+    pub method: String,
+    pub ua: String,
+    pub rid: Option<u128>,
+    pub exit_status: Option<u8>,
+    pub body_len: u32,
+}
+
+impl From<&Ping> for PingRecord {
+    fn from(p: &Ping) -> Self {
+        PingRecord {
+            created_us: to_micros(p.created),
+            kind: match p.kind {
+                PingKind::Success => 0,
+                PingKind::Start => 1,
+                PingKind::Fail => 2,
+                PingKind::Log => 3,
+                PingKind::Ignored => 4,
+            },
+            scheme: p.scheme.clone(),
+            remote_addr: p.remote_addr.clone(),
+            method: p.method.clone(),
+            ua: p.ua.clone(),
+            rid: p.rid.map(|r| r.as_u128()),
+            exit_status: p.exit_status,
+            body_len: p.body_len,
+        }
+    }
+}
+
+impl PingRecord {
+    pub fn into_ping(self, check: Uuid, n: u64) -> Result<Ping, StoreError> {
+        let kind = match self.kind {
+            0 => PingKind::Success,
+            1 => PingKind::Start,
+            2 => PingKind::Fail,
+            3 => PingKind::Log,
+            4 => PingKind::Ignored,
+            other => return Err(StoreError::Corrupt(format!("unknown ping kind {other}"))),
+        };
+        Ok(Ping {
+            check,
+            n,
+            created: from_micros(self.created_us),
+            kind,
+            scheme: self.scheme,
+            remote_addr: self.remote_addr,
+            method: self.method,
+            ua: self.ua,
+            rid: self.rid.map(Uuid::from_u128),
+            exit_status: self.exit_status,
+            body_len: self.body_len,
+        })
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct FlipRecord {
+    pub created_us: i64,
+    pub old_status: u8,
+    pub new_status: u8,
+    pub reason: String,
+}
+
+impl From<&Flip> for FlipRecord {
+    fn from(f: &Flip) -> Self {
+        FlipRecord {
+            created_us: to_micros(f.created),
+            old_status: status_code(f.old_status),
+            new_status: status_code(f.new_status),
+            reason: f.reason.clone(),
+        }
+    }
+}
+
+impl FlipRecord {
+    pub fn into_flip(self, check: Uuid) -> Result<Flip, StoreError> {
+        Ok(Flip {
+            check,
+            created: from_micros(self.created_us),
+            old_status: status_from(self.old_status)?,
+            new_status: status_from(self.new_status)?,
+            reason: self.reason,
+        })
+    }
+}
