@@ -5,7 +5,10 @@
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
 //! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands).
 
+pub mod api;
+pub mod cli;
 pub mod model;
 pub mod schedule;
+pub mod server;
 pub mod service;
 pub mod store;

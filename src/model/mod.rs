@@ -1,6 +1,7 @@
 //! The domain: checks, projects, keys, channels, pings and flips as plain data, and the pure
 //! rules over them (status, validation, key formats). Nothing here does I/O or reads a clock.
 
+pub mod badge;
 pub mod channel;
 pub mod check;
 pub mod limits;

@@ -26,8 +26,9 @@ pub use writer::{WriteCtx, Writer};
 /// Settings the service needs (the HTTP server has its own).
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
-    /// Public base URL, without a trailing slash, for URLs in API responses.
-    pub site_root: String,
+    /// Public base URL, without a trailing slash, for URLs in API responses. `None` reuses
+    /// the one the last `serve` used (kept in the file), so admin output matches the service's.
+    pub site_root: Option<String>,
     /// Bytes of a ping body that are stored.
     pub ping_body_limit: usize,
     /// Pings kept and listed per check.
@@ -37,7 +38,7 @@ pub struct ServiceConfig {
 impl Default for ServiceConfig {
     fn default() -> Self {
         ServiceConfig {
-            site_root: "http://127.0.0.1:8000".into(),
+            site_root: None,
             ping_body_limit: DEFAULT_PING_BODY_LIMIT,
             ping_log: DEFAULT_PING_LOG,
         }
@@ -95,10 +96,17 @@ pub struct Service {
     store: Arc<Store>,
     state: Arc<RwLock<State>>,
     writer: Writer,
+    writer_thread: Option<std::thread::JoinHandle<()>>,
     clock: Clock,
     auth: auth::KeyCache,
     config: ServiceConfig,
+    /// Signs badge URLs; generated at first start and kept in the file.
+    badge_secret: Vec<u8>,
+    site_root: String,
 }
+
+/// Site root used when none was ever configured.
+pub const DEFAULT_SITE_ROOT: &str = "http://127.0.0.1:8000";
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,13 +114,77 @@ impl std::fmt::Debug for Service {
     }
 }
 
+/// A random secret kept in the meta table under `name`, created on first use.
+fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreError> {
+    if let Some(secret) = store.meta(name)? {
+        return Ok(secret);
+    }
+    let mut secret = vec![0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| StoreError::Io {
+        path: store.path().to_path_buf(),
+        source: std::io::Error::other(format!("no random numbers: {e}")),
+    })?;
+    let mut txn = store.begin_write()?;
+    txn.put_meta(name, &secret)?;
+    txn.commit()?;
+    Ok(secret)
+}
+
 impl Service {
     /// Opens the data directory, loads the state and starts the writer.
     pub fn open(data_dir: &Path, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
         let store = Arc::new(Store::open(data_dir)?);
+        let badge_secret = load_or_create_secret(&store, "badge_secret")?;
+        let site_root = match &config.site_root {
+            Some(root) => {
+                let root = root.trim_end_matches('/').to_string();
+                if store.meta("site_root")?.as_deref() != Some(root.as_bytes()) {
+                    let mut txn = store.begin_write()?;
+                    txn.put_meta("site_root", root.as_bytes())?;
+                    txn.commit()?;
+                }
+                root
+            }
+            None => store
+                .meta("site_root")?
+                .and_then(|b| String::from_utf8(b).ok())
+                .unwrap_or_else(|| DEFAULT_SITE_ROOT.to_string()),
+        };
         let state = Arc::new(RwLock::new(State::from_snapshot(store.load()?)));
-        let writer = Writer::start(store.clone(), state.clone(), clock.clone());
-        Ok(Service { store, state, writer, clock, auth: auth::KeyCache::new(), config })
+        let (writer, writer_thread) = Writer::start(store.clone(), state.clone(), clock.clone());
+        Ok(Service {
+            store,
+            state,
+            writer,
+            writer_thread,
+            clock,
+            auth: auth::KeyCache::new(),
+            config,
+            badge_secret,
+            site_root,
+        })
+    }
+
+    /// Stops the writer after its queue is done and closes the data file cleanly.
+    pub fn close(self) {
+        let Service { writer, writer_thread, store, .. } = self;
+        drop(writer);
+        if let Some(thread) = writer_thread {
+            if thread.join().is_err() {
+                tracing::error!("the writer thread panicked");
+            }
+        }
+        drop(store);
+    }
+
+    /// Public base URL without a trailing slash.
+    pub fn site_root(&self) -> &str {
+        &self.site_root
+    }
+
+    /// The secret that signs badge URLs.
+    pub fn badge_secret(&self) -> &[u8] {
+        &self.badge_secret
     }
 
     pub fn config(&self) -> &ServiceConfig {

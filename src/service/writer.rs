@@ -66,16 +66,25 @@ where
 
 impl Writer {
     /// Starts the writer thread over `store` and `state`.
-    pub fn start(store: Arc<Store>, state: Arc<RwLock<State>>, clock: Clock) -> Writer {
+    /// The thread ends when every [`Writer`] handle is dropped and its queue is done.
+    pub fn start(
+        store: Arc<Store>,
+        state: Arc<RwLock<State>>,
+        clock: Clock,
+    ) -> (Writer, Option<std::thread::JoinHandle<()>>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let spawned = std::thread::Builder::new()
             .name("overdue-writer".into())
             .spawn(move || run(rx, store, state, clock));
-        if let Err(e) = spawned {
-            // Without a writer every write answers "unavailable"; say why once.
-            tracing::error!("cannot start the writer thread: {e}");
-        }
-        Writer { jobs: tx }
+        let handle = match spawned {
+            Ok(h) => Some(h),
+            Err(e) => {
+                // Without a writer every write answers "unavailable"; say why once.
+                tracing::error!("cannot start the writer thread: {e}");
+                None
+            }
+        };
+        (Writer { jobs: tx }, handle)
     }
 
     /// Runs `f` on the writer thread and waits until its batch is committed.

@@ -1,0 +1,126 @@
+//! Check endpoints: list, get, create (upsert), update, delete, pause and resume.
+//! Order of checks inside write endpoints (reference §1.5): body parse, authentication,
+//! existence, ownership, validation, action.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use crate::api::auth::{authorize, authorize_read, body_object};
+use crate::api::error::ApiError;
+use crate::api::json::{Urls, check_json};
+use crate::api::response::json_response;
+use crate::api::router::CheckRef;
+use crate::api::{App, Request};
+use crate::model::spec::parse_spec;
+use crate::model::{ApiVersion, Check};
+use crate::service::auth::Grant;
+use crate::service::ServiceError;
+
+fn urls(app: &App, version: ApiVersion) -> Urls<'_> {
+    Urls { site_root: app.service.site_root(), version }
+}
+
+fn check_response(app: &App, status: StatusCode, check: &Check, version: ApiVersion, read_only: bool) -> Response {
+    json_response(status, &check_json(check, app.service.now(), urls(app, version), read_only))
+}
+
+/// 404 when the check does not exist, 403 when it is another project's.
+fn ensure_owned(app: &App, grant: &Grant, uuid: &Uuid) -> Result<(), ApiError> {
+    app.service.read(|s| match s.check(uuid) {
+        None => Err(ApiError::NotFound),
+        Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
+        Some(_) => Ok(()),
+    })
+}
+
+/// GET checks/: `slug` filters by exact slug, every `tag` must be among the check's tags.
+pub async fn list(app: &App, req: &Request, version: ApiVersion) -> Result<Response, ApiError> {
+    let grant = authorize_read(app, req).await?;
+    let mut slug = None;
+    let mut tags: Vec<String> = Vec::new();
+    for (k, v) in req.query_pairs() {
+        match k.as_str() {
+            "slug" if !v.is_empty() => slug = Some(v),
+            "tag" if !tags.contains(&v) => tags.push(v),
+            _ => {}
+        }
+    }
+    let now = app.service.now();
+    let urls = urls(app, version);
+    let checks: Vec<Value> = app.service.read(|s| {
+        let wanted = |c: &&Check| tags.iter().all(|t| c.has_tag(t));
+        match &slug {
+            Some(slug) => s
+                .checks_by_slug(&grant.project, slug)
+                .into_iter()
+                .filter(wanted)
+                .map(|c| check_json(c, now, urls, grant.read_only))
+                .collect(),
+            None => s
+                .checks_of(&grant.project)
+                .filter(wanted)
+                .map(|c| check_json(c, now, urls, grant.read_only))
+                .collect(),
+        }
+    });
+    Ok(json_response(StatusCode::OK, &json!({ "checks": checks })))
+}
+
+/// GET checks/<uuid> or checks/<unique_key>.
+pub async fn get(app: &App, req: &Request, version: ApiVersion, ident: CheckRef) -> Result<Response, ApiError> {
+    let grant = authorize_read(app, req).await?;
+    let check = app.service.read(|s| match &ident {
+        CheckRef::Uuid(u) => match s.check(u) {
+            None => Err(ApiError::NotFound),
+            Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
+            Some(c) => Ok(c.clone()),
+        },
+        CheckRef::UniqueKey(k) => s.check_by_unique_key(&grant.project, k).cloned().ok_or(ApiError::NotFound),
+    })?;
+    Ok(check_response(app, StatusCode::OK, &check, version, grant.read_only))
+}
+
+/// POST checks/: 201 when created, 200 when `unique` matched an existing check.
+pub async fn create(app: &App, req: &Request, version: ApiVersion) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    let spec = parse_spec(&body).map_err(ServiceError::from)?;
+    let (check, created) = app.service.create_check(grant.project, spec, version).await?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok(check_response(app, status, &check, version, false))
+}
+
+/// POST checks/<uuid>.
+pub async fn update(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    ensure_owned(app, &grant, &uuid)?;
+    let spec = parse_spec(&body).map_err(ServiceError::from)?;
+    let check = app.service.update_check(grant.project, uuid, spec, version).await?;
+    Ok(check_response(app, StatusCode::OK, &check, version, false))
+}
+
+/// DELETE checks/<uuid>: the key comes from the header only (the body is not read).
+pub async fn delete(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+    let grant = authorize(app, req, &serde_json::Map::new()).await?;
+    let check = app.service.delete_check(grant.project, uuid).await?;
+    Ok(check_response(app, StatusCode::OK, &check, version, false))
+}
+
+/// POST checks/<uuid>/pause.
+pub async fn pause(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    let check = app.service.pause_check(grant.project, uuid).await?;
+    Ok(check_response(app, StatusCode::OK, &check, version, false))
+}
+
+/// POST checks/<uuid>/resume: 409 unless paused.
+pub async fn resume(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    let check = app.service.resume_check(grant.project, uuid).await?;
+    Ok(check_response(app, StatusCode::OK, &check, version, false))
+}

@@ -1,0 +1,183 @@
+//! The HTTP surface: one warp filter that hands every request to [`handle`], which routes it
+//! to the Management API (`/api/v1|v2|v3/...`), or answers 404. Handlers are plain async
+//! functions over [`Request`]; errors become responses only in [`error`].
+
+pub mod auth;
+pub mod checks;
+pub mod error;
+pub mod history;
+pub mod json;
+pub mod project;
+pub mod ratelimit;
+pub mod response;
+pub mod router;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::{Stream, StreamExt};
+use warp::http::{HeaderMap, Method, StatusCode};
+use warp::reply::Response;
+use warp::{Buf, Filter};
+
+use crate::model::limits::{DEFAULT_API_RATE_LIMIT, MAX_API_BODY_BYTES};
+use crate::service::Service;
+use error::ApiError;
+use response::{empty, text_response, with_cors};
+use router::Route;
+
+/// HTTP-level settings.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Management API requests per minute per key; 0 = no limit.
+    pub api_rate_limit: u32,
+    /// Take the client address and scheme from `X-Forwarded-For`/`X-Forwarded-Proto`.
+    pub trust_proxy: bool,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig { api_rate_limit: DEFAULT_API_RATE_LIMIT, trust_proxy: false }
+    }
+}
+
+/// What every handler can reach.
+pub struct App {
+    pub service: Arc<Service>,
+    pub limiter: ratelimit::RateLimiter,
+    pub config: ApiConfig,
+}
+
+impl App {
+    pub fn new(service: Arc<Service>, config: ApiConfig) -> App {
+        App { service, limiter: ratelimit::RateLimiter::new(config.api_rate_limit), config }
+    }
+}
+
+/// The request body as warp streams it.
+pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
+
+/// One request, with its body read (up to the route's limit).
+#[derive(Debug)]
+pub struct Request {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub remote: Option<SocketAddr>,
+    pub body: Bytes,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    }
+
+    /// Query parameters in order, percent-decoded.
+    pub fn query_pairs(&self) -> Vec<(String, String)> {
+        form_urlencoded::parse(self.query.as_bytes()).into_owned().collect()
+    }
+}
+
+/// Reads at most `limit` bytes of a body. Returns the bytes kept and whether more arrived;
+/// the rest is read and dropped, never kept in memory.
+pub async fn read_body(mut stream: BodyStream, limit: usize) -> Result<(Bytes, bool), warp::Error> {
+    let mut kept = BytesMut::new();
+    let mut overflow = false;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        let room = limit.saturating_sub(kept.len());
+        if chunk.len() > room {
+            overflow = true;
+        }
+        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok((kept.freeze(), overflow))
+}
+
+/// The warp filter serving everything.
+pub fn filter(app: Arc<App>) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
+    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    warp::any()
+        .and(warp::method())
+        .and(warp::path::full())
+        .and(query)
+        .and(warp::header::headers_cloned())
+        .and(warp::addr::remote())
+        .and(warp::body::stream())
+        .then(move |method: Method, path: warp::path::FullPath, query: String, headers: HeaderMap, remote: Option<SocketAddr>, body| {
+            let app = app.clone();
+            let body = boxed_body(body);
+            async move { handle(app, method, path.as_str().to_string(), query, headers, remote, body).await }
+        })
+        .recover(|_| async { Ok::<_, Infallible>(not_found()) })
+        .unify()
+}
+
+fn boxed_body<S, B>(stream: S) -> BodyStream
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf,
+{
+    Box::pin(stream.map(|r| r.map(|mut b| b.copy_to_bytes(b.remaining()))))
+}
+
+fn not_found() -> Response {
+    ApiError::NotFound.into_response("OPTIONS")
+}
+
+/// Dispatches one request.
+pub async fn handle(
+    app: Arc<App>,
+    method: Method,
+    path: String,
+    query: String,
+    headers: HeaderMap,
+    remote: Option<SocketAddr>,
+    body: BodyStream,
+) -> Response {
+    let Some((version, route)) = router::parse(&path) else {
+        return not_found();
+    };
+    let methods = route.methods();
+    if route == Route::Status {
+        return project::status(&app);
+    }
+    if method == Method::OPTIONS {
+        return with_cors(empty(StatusCode::NO_CONTENT), methods);
+    }
+    if !route.allows(method.as_str()) {
+        return ApiError::MethodNotAllowed.into_response(methods);
+    }
+    let body = match read_body(body, MAX_API_BODY_BYTES).await {
+        Ok((_, true)) => return ApiError::PayloadTooLarge.into_response(methods),
+        Ok((bytes, false)) => bytes,
+        Err(_) => return ApiError::BadRequest("could not read request body".into()).into_response(methods),
+    };
+    let req = Request { method, path, query, headers, remote, body };
+    let result = match route {
+        Route::Checks if req.method == Method::GET => checks::list(&app, &req, version).await,
+        Route::Checks => checks::create(&app, &req, version).await,
+        Route::Check(r) if req.method == Method::GET => checks::get(&app, &req, version, r).await,
+        Route::Check(router::CheckRef::Uuid(u)) if req.method == Method::POST => {
+            checks::update(&app, &req, version, u).await
+        }
+        Route::Check(router::CheckRef::Uuid(u)) => checks::delete(&app, &req, version, u).await,
+        Route::Check(router::CheckRef::UniqueKey(_)) => Err(ApiError::MethodNotAllowed),
+        Route::Pause(u) => checks::pause(&app, &req, version, u).await,
+        Route::Resume(u) => checks::resume(&app, &req, version, u).await,
+        Route::Pings(u) => history::pings(&app, &req, version, u).await,
+        Route::PingBody(u, n) => history::ping_body(&app, &req, u, n).await,
+        Route::Flips(r) => history::flips(&app, &req, r).await,
+        Route::Channels => project::channels(&app, &req).await,
+        Route::Badges => project::badges(&app, &req).await,
+        Route::Status => Ok(text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK")),
+    };
+    match result {
+        Ok(resp) => with_cors(resp, methods),
+        Err(e) => e.into_response(methods),
+    }
+}

@@ -1,0 +1,69 @@
+//! Project-wide endpoints: integrations, the badge list, and the status probe.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use crate::api::auth::{authorize, authorize_read};
+use crate::api::error::ApiError;
+use crate::api::json::channel_json;
+use crate::api::response::{json_response, text_response};
+use crate::api::{App, Request};
+use crate::model::badge::{encode_tag, signature};
+
+/// GET channels/ (read-write keys only).
+pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
+    let grant = authorize(app, req, &Map::new()).await?;
+    let list: Vec<Value> = app.service.read(|s| s.channels_of(&grant.project).into_iter().map(channel_json).collect());
+    Ok(json_response(StatusCode::OK, &json!({ "channels": list })))
+}
+
+/// GET badges/: six URLs per tag of the project's checks, and `*` for all checks.
+pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
+    let grant = authorize_read(app, req).await?;
+    let (badge_key, tags) = app.service.read(|s| {
+        let key = s.project(&grant.project).map(|p| p.badge_key.clone()).unwrap_or_default();
+        let tags: BTreeSet<String> =
+            s.checks_of(&grant.project).flat_map(|c| c.tag_list().map(str::to_string).collect::<Vec<_>>()).collect();
+        (key, tags)
+    });
+    let secret = app.service.badge_secret();
+    let root = app.service.site_root();
+    let entry = |tag: &str| {
+        let sig = signature(secret, &badge_key, tag);
+        let base = format!("{root}/badge/{badge_key}");
+        let (two, three) = if tag == "*" {
+            (format!("{base}/{sig}-2"), format!("{base}/{sig}"))
+        } else {
+            let enc = encode_tag(tag);
+            (format!("{base}/{sig}-2/{enc}"), format!("{base}/{sig}/{enc}"))
+        };
+        json!({
+            "svg": format!("{two}.svg"),
+            "svg3": format!("{three}.svg"),
+            "json": format!("{two}.json"),
+            "json3": format!("{three}.json"),
+            "shields": format!("{two}.shields"),
+            "shields3": format!("{three}.shields"),
+        })
+    };
+    let mut map = Map::new();
+    for tag in &tags {
+        map.insert(tag.clone(), entry(tag));
+    }
+    map.insert("*".into(), entry("*"));
+    Ok(json_response(StatusCode::OK, &json!({ "badges": map })))
+}
+
+/// /api/vN/status/: any method, no key; proves the data file answers a read.
+pub fn status(app: &App) -> Response {
+    match app.service.store().health_check() {
+        Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
+        Err(e) => {
+            tracing::error!("status probe failed: {e}");
+            text_response(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "storage unavailable")
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Management API routes: which path is which endpoint, and which methods each allows
+//! (reference §1.3-1.4). Trailing slashes are optional everywhere and nothing redirects
+//! (decision 4).
+
+use uuid::Uuid;
+
+use crate::model::ApiVersion;
+
+/// A check named in a path: by UUID (lowercase canonical form only) or by unique_key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckRef {
+    Uuid(Uuid),
+    UniqueKey(String),
+}
+
+/// One Management API endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Checks,
+    Check(CheckRef),
+    Pause(Uuid),
+    Resume(Uuid),
+    Pings(Uuid),
+    PingBody(Uuid, u64),
+    Flips(CheckRef),
+    Channels,
+    Badges,
+    Status,
+}
+
+impl Route {
+    /// Allowed methods, as the `Access-Control-Allow-Methods` header lists them.
+    pub fn methods(&self) -> &'static str {
+        match self {
+            Route::Checks => "GET, POST, OPTIONS",
+            Route::Check(CheckRef::Uuid(_)) => "GET, POST, DELETE, OPTIONS",
+            Route::Pause(_) | Route::Resume(_) => "POST, OPTIONS",
+            Route::Status => "GET, HEAD, POST, OPTIONS",
+            _ => "GET, OPTIONS",
+        }
+    }
+
+    /// Whether `method` runs the endpoint (OPTIONS is answered before this is asked).
+    pub fn allows(&self, method: &str) -> bool {
+        match self {
+            Route::Status => true,
+            _ => self.methods().split(", ").any(|m| m == method && m != "OPTIONS"),
+        }
+    }
+}
+
+/// The lowercase canonical UUID form, or None.
+pub fn canonical_uuid(s: &str) -> Option<Uuid> {
+    let ok = s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        });
+    if ok { Uuid::parse_str(s).ok() } else { None }
+}
+
+fn check_ref(s: &str) -> Option<CheckRef> {
+    if let Some(u) = canonical_uuid(s) {
+        return Some(CheckRef::Uuid(u));
+    }
+    // The reference's `[A-z0-9]{40}`; only hex ones can ever match a check.
+    let key_like = s.len() == 40 && s.bytes().all(|b| (b'A'..=b'z').contains(&b) || b.is_ascii_digit());
+    key_like.then(|| CheckRef::UniqueKey(s.to_string()))
+}
+
+/// Parses `/api/v<N>/...`. None for anything that is not a Management API endpoint.
+pub fn parse(path: &str) -> Option<(ApiVersion, Route)> {
+    let rest = path.strip_prefix("/api/v")?;
+    let (version, rest) = match rest.split_once('/') {
+        Some(("1", r)) => (ApiVersion::V1, r),
+        Some(("2", r)) => (ApiVersion::V2, r),
+        Some(("3", r)) => (ApiVersion::V3, r),
+        _ => return None,
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let parts: Vec<&str> = rest.split('/').collect();
+    let route = match parts.as_slice() {
+        ["checks"] => Route::Checks,
+        ["channels"] => Route::Channels,
+        ["badges"] => Route::Badges,
+        ["status"] => Route::Status,
+        ["checks", id] => Route::Check(check_ref(id)?),
+        ["checks", id, "flips"] => Route::Flips(check_ref(id)?),
+        ["checks", id, action] => {
+            let uuid = canonical_uuid(id)?;
+            match *action {
+                "pause" => Route::Pause(uuid),
+                "resume" => Route::Resume(uuid),
+                "pings" => Route::Pings(uuid),
+                _ => return None,
+            }
+        }
+        ["checks", id, "pings", n, "body"] => {
+            let uuid = canonical_uuid(id)?;
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Route::PingBody(uuid, n.parse().ok()?)
+        }
+        _ => return None,
+    };
+    Some((version, route))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const U: &str = "cf204185-012a-4bc0-8efb-5dc6ccf91181";
+
+    #[test]
+    fn list_endpoints_with_and_without_slash() {
+        for p in ["/api/v3/checks", "/api/v3/checks/"] {
+            assert_eq!(parse(p), Some((ApiVersion::V3, Route::Checks)));
+        }
+        assert_eq!(parse("/api/v1/channels/"), Some((ApiVersion::V1, Route::Channels)));
+        assert_eq!(parse("/api/v4/checks/"), None);
+    }
+
+    #[test]
+    fn check_identifiers() {
+        let uuid = Uuid::parse_str(U).expect("uuid");
+        assert_eq!(parse(&format!("/api/v3/checks/{U}")), Some((ApiVersion::V3, Route::Check(CheckRef::Uuid(uuid)))));
+        assert_eq!(parse(&format!("/api/v3/checks/{}", U.to_uppercase())), None);
+        assert_eq!(parse("/api/v3/checks/not-a-uuid"), None);
+        let key = "23271726e9a15fc8c0b82d52b9d0bf059fc03344";
+        assert_eq!(
+            parse(&format!("/api/v3/checks/{key}/flips/")),
+            Some((ApiVersion::V3, Route::Flips(CheckRef::UniqueKey(key.into()))))
+        );
+        assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/12/body")), Some((ApiVersion::V3, Route::PingBody(uuid, 12))));
+        assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/x/body")), None);
+        assert_eq!(parse(&format!("/api/v3/checks/{key}/pause")), None);
+    }
+
+    #[test]
+    fn methods_per_route() {
+        assert!(Route::Checks.allows("POST"));
+        assert!(!Route::Checks.allows("DELETE"));
+        assert!(!Route::Check(CheckRef::UniqueKey("x".into())).allows("POST"));
+        assert!(Route::Check(CheckRef::Uuid(Uuid::nil())).allows("DELETE"));
+        assert!(!Route::Pause(Uuid::nil()).allows("GET"));
+        assert!(!Route::Checks.allows("HEAD"));
+        assert!(Route::Status.allows("PUT"));
+    }
+}

@@ -1,0 +1,106 @@
+//! The control socket: while `serve` runs, admin commands reach it through a Unix socket in
+//! the data directory (mode 0600) and run inside the service, so nothing requires stopping
+//! it. One JSON line in ([`AdminCommand`]), one JSON line out ([`AdminOutput`]).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::cli::admin::{AdminCommand, AdminOutput, execute};
+use crate::service::{Clock, Service, ServiceConfig};
+use crate::store::StoreError;
+
+/// Name of the socket inside the data directory.
+pub const SOCKET_FILE: &str = "overdue.sock";
+/// Largest request line accepted on the socket.
+const MAX_REQUEST: u64 = 1 << 20;
+
+pub fn socket_path(data: &Path) -> PathBuf {
+    data.join(SOCKET_FILE)
+}
+
+/// Binds the control socket, replacing a stale one left by a killed process. The caller must
+/// hold the data file's lock, so no live service can own the old socket.
+pub fn bind(data: &Path) -> std::io::Result<UnixListener> {
+    let path = socket_path(data);
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let listener = UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Answers admin commands on `listener` until the task is dropped.
+pub async fn serve(listener: UnixListener, service: Arc<Service>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = answer(stream, &service).await {
+                        tracing::warn!("control socket: {e}");
+                    }
+                });
+            }
+            Err(e) => {
+                tracing::warn!("control socket accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut line = String::new();
+    BufReader::new(read.take(MAX_REQUEST)).read_line(&mut line).await?;
+    let output = match serde_json::from_str::<AdminCommand>(&line) {
+        Ok(cmd) => execute(service, cmd).await,
+        Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+    };
+    let mut reply = serde_json::to_vec(&output).map_err(std::io::Error::other)?;
+    reply.push(b'\n');
+    write.write_all(&reply).await?;
+    write.shutdown().await
+}
+
+async fn send(stream: UnixStream, cmd: &AdminCommand) -> std::io::Result<AdminOutput> {
+    let (read, mut write) = stream.into_split();
+    let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
+    request.push(b'\n');
+    write.write_all(&request).await?;
+    let mut line = String::new();
+    BufReader::new(read).read_line(&mut line).await?;
+    serde_json::from_str(&line).map_err(std::io::Error::other)
+}
+
+/// Runs an admin command: through the running service if there is one, else on the file.
+pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+    let socket = socket_path(data);
+    if let Ok(stream) = UnixStream::connect(&socket).await {
+        return send(stream, &cmd)
+            .await
+            .unwrap_or_else(|e| AdminOutput::error(format!("the service at {} did not answer: {e}", socket.display())));
+    }
+    let config = ServiceConfig { site_root: None, ..ServiceConfig::default() };
+    match Service::open(data, config, Clock::System) {
+        Ok(service) => {
+            let output = execute(&service, cmd).await;
+            service.close();
+            output
+        }
+        Err(StoreError::Locked(_)) => AdminOutput::error(format!(
+            "{} is in use by a running service, but its control socket {} does not answer; \
+             is the service starting up or stuck?",
+            data.display(),
+            socket.display()
+        )),
+        Err(e) => AdminOutput::error(e),
+    }
+}

@@ -1,0 +1,75 @@
+//! The `overdue` command line: `serve` and the admin subcommands. Admin commands run through
+//! the control socket when the service is up, or open the data file themselves when it is
+//! not; both paths run the same code ([`admin::execute`]) and print the same output.
+
+pub mod admin;
+pub mod control;
+pub mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use admin::{AdminCommand, ChannelCmd, CheckCmd, KeyCmd, ProjectCmd};
+
+/// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
+#[derive(Debug, Parser)]
+#[command(name = "overdue", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Data directory (holds overdue.redb and the control socket).
+    #[arg(long, global = true, env = "OVERDUE_DATA", default_value = "./overdue-data", value_name = "DIR")]
+    pub data: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the service: HTTP APIs, deadlines, the control socket.
+    Serve(serve::ServeArgs),
+    /// Manage projects.
+    #[command(subcommand)]
+    Project(ProjectCmd),
+    /// Manage a project's API keys.
+    #[command(subcommand)]
+    Key(KeyCmd),
+    /// Manage a project's integrations.
+    #[command(subcommand)]
+    Channel(ChannelCmd),
+    /// Look at a project's checks.
+    #[command(subcommand)]
+    Check(CheckCmd),
+}
+
+/// Parses the command line and runs it; the process's exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("overdue: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let admin = match cli.command {
+        Command::Serve(args) => {
+            return match runtime.block_on(serve::run(cli.data, args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("overdue: {e:#}");
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Command::Project(c) => AdminCommand::Project(c),
+        Command::Key(c) => AdminCommand::Key(c),
+        Command::Channel(c) => AdminCommand::Channel(c),
+        Command::Check(c) => AdminCommand::Check(c),
+    };
+    let output = runtime.block_on(control::run_admin(&cli.data, admin));
+    print!("{}", output.stdout);
+    eprint!("{}", output.stderr);
+    ExitCode::from(u8::try_from(output.code).unwrap_or(1))
+}
