@@ -17,13 +17,21 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Serves the API on `listener` until `shutdown` completes, then waits at most `grace` for
 /// open requests. Every acknowledged write is already committed when a response is sent, so
 /// nothing is left to flush afterwards.
-pub async fn run(listener: TcpListener, app: Arc<App>, shutdown: impl Future<Output = ()> + Send + 'static, grace: Duration) {
+pub async fn run(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) {
     let (stopping_tx, stopping_rx) = oneshot::channel::<()>();
     let signal = async move {
         shutdown.await;
         let _ = stopping_tx.send(());
     };
-    let server = warp::serve(filter(app)).incoming(listener).graceful(signal).run();
+    let server = warp::serve(filter(app))
+        .incoming(listener)
+        .graceful(signal)
+        .run();
     let deadline = async move {
         // Resolves only once shutdown was asked for and the grace time has passed.
         if stopping_rx.await.is_ok() {

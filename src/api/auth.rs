@@ -15,7 +15,9 @@ pub fn body_object(req: &Request) -> Result<Map<String, Value>, ApiError> {
     }
     match serde_json::from_slice::<Value>(&req.body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::BadRequest("json validation error: value is not an object".into())),
+        Ok(_) => Err(ApiError::BadRequest(
+            "json validation error: value is not an object".into(),
+        )),
         Err(_) => Err(ApiError::BadRequest("could not parse request body".into())),
     }
 }
@@ -43,8 +45,15 @@ async fn grant(app: &App, key: &str, allow_read_only: bool) -> Result<Grant, Api
 }
 
 /// Read-write endpoints: the header wins, else the body's `api_key`.
-pub async fn authorize(app: &App, req: &Request, body: &Map<String, Value>) -> Result<Grant, ApiError> {
-    let key = req.header("x-api-key").or_else(|| body_key(body)).unwrap_or_default();
+pub async fn authorize(
+    app: &App,
+    req: &Request,
+    body: &Map<String, Value>,
+) -> Result<Grant, ApiError> {
+    let key = req
+        .header("x-api-key")
+        .or_else(|| body_key(body))
+        .unwrap_or_default();
     grant(app, &key, false).await
 }
 

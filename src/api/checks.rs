@@ -15,15 +15,27 @@ use crate::api::router::CheckRef;
 use crate::api::{App, Request};
 use crate::model::spec::parse_spec;
 use crate::model::{ApiVersion, Check};
-use crate::service::auth::Grant;
 use crate::service::ServiceError;
+use crate::service::auth::Grant;
 
 fn urls(app: &App, version: ApiVersion) -> Urls<'_> {
-    Urls { site_root: app.service.site_root(), version }
+    Urls {
+        site_root: app.service.site_root(),
+        version,
+    }
 }
 
-fn check_response(app: &App, status: StatusCode, check: &Check, version: ApiVersion, read_only: bool) -> Response {
-    json_response(status, &check_json(check, app.service.now(), urls(app, version), read_only))
+fn check_response(
+    app: &App,
+    status: StatusCode,
+    check: &Check,
+    version: ApiVersion,
+    read_only: bool,
+) -> Response {
+    json_response(
+        status,
+        &check_json(check, app.service.now(), urls(app, version), read_only),
+    )
 }
 
 /// 404 when the check does not exist, 403 when it is another project's.
@@ -69,7 +81,12 @@ pub async fn list(app: &App, req: &Request, version: ApiVersion) -> Result<Respo
 }
 
 /// GET checks/<uuid> or checks/<unique_key>.
-pub async fn get(app: &App, req: &Request, version: ApiVersion, ident: CheckRef) -> Result<Response, ApiError> {
+pub async fn get(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    ident: CheckRef,
+) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let check = app.service.read(|s| match &ident {
         CheckRef::Uuid(u) => match s.check(u) {
@@ -77,9 +94,18 @@ pub async fn get(app: &App, req: &Request, version: ApiVersion, ident: CheckRef)
             Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
             Some(c) => Ok(c.clone()),
         },
-        CheckRef::UniqueKey(k) => s.check_by_unique_key(&grant.project, k).cloned().ok_or(ApiError::NotFound),
+        CheckRef::UniqueKey(k) => s
+            .check_by_unique_key(&grant.project, k)
+            .cloned()
+            .ok_or(ApiError::NotFound),
     })?;
-    Ok(check_response(app, StatusCode::OK, &check, version, grant.read_only))
+    Ok(check_response(
+        app,
+        StatusCode::OK,
+        &check,
+        version,
+        grant.read_only,
+    ))
 }
 
 /// POST checks/: 201 when created, 200 when `unique` matched an existing check.
@@ -87,30 +113,55 @@ pub async fn create(app: &App, req: &Request, version: ApiVersion) -> Result<Res
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
     let spec = parse_spec(&body).map_err(ServiceError::from)?;
-    let (check, created) = app.service.create_check(grant.project, spec, version).await?;
-    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let (check, created) = app
+        .service
+        .create_check(grant.project, spec, version)
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok(check_response(app, status, &check, version, false))
 }
 
 /// POST checks/<uuid>.
-pub async fn update(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+pub async fn update(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
     ensure_owned(app, &grant, &uuid)?;
     let spec = parse_spec(&body).map_err(ServiceError::from)?;
-    let check = app.service.update_check(grant.project, uuid, spec, version).await?;
+    let check = app
+        .service
+        .update_check(grant.project, uuid, spec, version)
+        .await?;
     Ok(check_response(app, StatusCode::OK, &check, version, false))
 }
 
 /// DELETE checks/<uuid>: the key comes from the header only (the body is not read).
-pub async fn delete(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+pub async fn delete(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     let check = app.service.delete_check(grant.project, uuid).await?;
     Ok(check_response(app, StatusCode::OK, &check, version, false))
 }
 
 /// POST checks/<uuid>/pause.
-pub async fn pause(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+pub async fn pause(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
     let check = app.service.pause_check(grant.project, uuid).await?;
@@ -118,7 +169,12 @@ pub async fn pause(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) ->
 }
 
 /// POST checks/<uuid>/resume: 409 unless paused.
-pub async fn resume(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+pub async fn resume(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
     let check = app.service.resume_check(grant.project, uuid).await?;

@@ -22,7 +22,9 @@ pub enum ApiError {
     Conflict(String),
     PayloadTooLarge,
     /// 429 with `Retry-After` seconds.
-    RateLimited { retry_after: u64 },
+    RateLimited {
+        retry_after: u64,
+    },
     /// 503: overloaded or shutting down; the client may retry.
     Unavailable(String),
     /// 500: a storage failure. Never caused by client input.
@@ -35,7 +37,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound => ApiError::NotFound,
             ServiceError::Forbidden => ApiError::Forbidden,
             ServiceError::NotPaused => ApiError::Conflict(e.to_string()),
-            ServiceError::Invalid(_) | ServiceError::BadRequest(_) => ApiError::BadRequest(e.to_string()),
+            ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
+                ApiError::BadRequest(e.to_string())
+            }
             ServiceError::Busy | ServiceError::Unavailable => ApiError::Unavailable(e.to_string()),
             ServiceError::NoSuchProject(_)
             | ServiceError::ProjectExists(_)
@@ -81,11 +85,14 @@ impl ApiError {
 
     /// The JSON error response with CORS headers for a route allowing `methods`.
     pub fn into_response(self, methods: &str) -> Response {
-        let mut resp = json_response(self.status(), &serde_json::json!({ "error": self.message() }));
-        if let ApiError::RateLimited { retry_after } = self {
-            if let Ok(v) = retry_after.to_string().parse() {
-                resp.headers_mut().insert("Retry-After", v);
-            }
+        let mut resp = json_response(
+            self.status(),
+            &serde_json::json!({ "error": self.message() }),
+        );
+        if let ApiError::RateLimited { retry_after } = self
+            && let Ok(v) = retry_after.to_string().parse()
+        {
+            resp.headers_mut().insert("Retry-After", v);
         }
         with_cors(resp, methods)
     }

@@ -30,15 +30,31 @@ fn owned_n_pings(app: &App, project: &Uuid, uuid: &Uuid) -> Result<u64, ApiError
 }
 
 /// GET checks/<uuid>/pings/: newest first, at most the ping log size.
-pub async fn pings(app: &App, req: &Request, version: ApiVersion, uuid: Uuid) -> Result<Response, ApiError> {
+pub async fn pings(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     owned_n_pings(app, &grant.project, &uuid)?;
     let limit = app.service.config().ping_log as usize;
-    let all = app.service.store().pings(uuid, limit + DURATION_LOOKBACK).map_err(ServiceError::from)?;
+    let all = app
+        .service
+        .store()
+        .pings(uuid, limit + DURATION_LOOKBACK)
+        .map_err(ServiceError::from)?;
     let durations = durations(&all);
-    let urls = Urls { site_root: app.service.site_root(), version };
-    let listed: Vec<Value> =
-        all.iter().zip(durations).take(limit).map(|(p, d)| ping_json(p, d, urls)).collect();
+    let urls = Urls {
+        site_root: app.service.site_root(),
+        version,
+    };
+    let listed: Vec<Value> = all
+        .iter()
+        .zip(durations)
+        .take(limit)
+        .map(|(p, d)| ping_json(p, d, urls))
+        .collect();
     Ok(json_response(StatusCode::OK, &json!({ "pings": listed })))
 }
 
@@ -49,7 +65,12 @@ pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<R
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
         return Err(ApiError::NotFound);
     }
-    match app.service.store().ping_body(uuid, n).map_err(ServiceError::from)? {
+    match app
+        .service
+        .store()
+        .ping_body(uuid, n)
+        .map_err(ServiceError::from)?
+    {
         Some(body) => Ok(text_response(StatusCode::OK, "text/plain", body)),
         None => Err(ApiError::NotFound),
     }
@@ -114,7 +135,10 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
             Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
             Some(c) => Ok(c.uuid),
         },
-        CheckRef::UniqueKey(k) => s.check_by_unique_key(&grant.project, k).map(|c| c.uuid).ok_or(ApiError::NotFound),
+        CheckRef::UniqueKey(k) => s
+            .check_by_unique_key(&grant.project, k)
+            .map(|c| c.uuid)
+            .ok_or(ApiError::NotFound),
     })?;
     let mut since: Option<Timestamp> = None;
     let mut until: Option<Timestamp> = None;
@@ -124,23 +148,31 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
         match k.as_str() {
             "seconds" => match parse_seconds(&v).map_err(|_| bad("seconds"))? {
                 Some(s) if s > 0 => {
-                    let t = now.checked_sub(SignedDuration::from_secs(s)).unwrap_or(Timestamp::MIN);
+                    let t = now
+                        .checked_sub(SignedDuration::from_secs(s))
+                        .unwrap_or(Timestamp::MIN);
                     since = Some(since.map_or(t, |x| x.max(t)));
                 }
                 _ => {}
             },
             "start" => {
-                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("start"))?).map_err(|_| bad("start"))?;
+                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("start"))?)
+                    .map_err(|_| bad("start"))?;
                 since = Some(since.map_or(t, |x| x.max(t)));
             }
             "end" => {
-                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("end"))?).map_err(|_| bad("end"))?;
+                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("end"))?)
+                    .map_err(|_| bad("end"))?;
                 until = Some(until.map_or(t, |x| x.min(t)));
             }
             _ => {}
         }
     }
-    let flips = app.service.store().flips(uuid).map_err(ServiceError::from)?;
+    let flips = app
+        .service
+        .store()
+        .flips(uuid)
+        .map_err(ServiceError::from)?;
     let listed: Vec<Value> = flips
         .iter()
         .filter(|f| since.is_none_or(|s| f.created >= s) && until.is_none_or(|u| f.created < u))

@@ -18,7 +18,12 @@ pub struct Urls<'a> {
 
 impl Urls<'_> {
     pub fn check_url(&self, check: &Check) -> String {
-        format!("{}/api/v{}/checks/{}", self.site_root, self.version.number(), check.uuid)
+        format!(
+            "{}/api/v{}/checks/{}",
+            self.site_root,
+            self.version.number(),
+            check.uuid
+        )
     }
 }
 
@@ -36,10 +41,20 @@ pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool
     m.insert("desc".into(), json!(check.desc));
     m.insert("grace".into(), json!(check.grace));
     m.insert("n_pings".into(), json!(check.n_pings));
-    m.insert("status".into(), json!(check.status_at(now, urls.version == ApiVersion::V1).as_str()));
+    m.insert(
+        "status".into(),
+        json!(
+            check
+                .status_at(now, urls.version == ApiVersion::V1)
+                .as_str()
+        ),
+    );
     m.insert("started".into(), json!(check.last_start.is_some()));
     m.insert("last_ping".into(), json!(check.last_ping.map(iso_seconds)));
-    m.insert("next_ping".into(), json!(check.grace_start().map(iso_seconds)));
+    m.insert(
+        "next_ping".into(),
+        json!(check.grace_start().map(iso_seconds)),
+    );
     m.insert("manual_resume".into(), json!(check.manual_resume));
     m.insert("methods".into(), json!(check.methods));
     m.insert("subject".into(), json!(subject));
@@ -50,8 +65,14 @@ pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool
     m.insert("filter_subject".into(), json!(check.filter_subject));
     m.insert("filter_body".into(), json!(check.filter_body));
     m.insert("filter_http_body".into(), json!(check.filter_http_body));
-    m.insert("filter_default_fail".into(), json!(check.filter_default_fail));
-    m.insert("badge_url".into(), json!(format!("{}/b/2/{}.svg", urls.site_root, check.badge_key)));
+    m.insert(
+        "filter_default_fail".into(),
+        json!(check.filter_default_fail),
+    );
+    m.insert(
+        "badge_url".into(),
+        json!(format!("{}/b/2/{}.svg", urls.site_root, check.badge_key)),
+    );
     if let Some(d) = check.last_duration.filter(|d| !d.is_zero()) {
         m.insert("last_duration".into(), json!(d.as_secs()));
     }
@@ -60,7 +81,10 @@ pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool
     } else {
         let update_url = urls.check_url(check);
         m.insert("uuid".into(), json!(check.uuid.to_string()));
-        m.insert("ping_url".into(), json!(format!("{}/ping/{}", urls.site_root, check.uuid)));
+        m.insert(
+            "ping_url".into(),
+            json!(format!("{}/ping/{}", urls.site_root, check.uuid)),
+        );
         m.insert("update_url".into(), json!(update_url));
         m.insert("pause_url".into(), json!(format!("{update_url}/pause")));
         m.insert("resume_url".into(), json!(format!("{update_url}/resume")));
@@ -110,7 +134,8 @@ pub fn durations(pings: &[Ping]) -> Vec<Option<SignedDuration>> {
                 if p.created.duration_since(earlier.created) > DURATION_WINDOW {
                     return None;
                 }
-                if earlier.rid != p.rid || matches!(earlier.kind, PingKind::Log | PingKind::Ignored) {
+                if earlier.rid != p.rid || matches!(earlier.kind, PingKind::Log | PingKind::Ignored)
+                {
                     continue;
                 }
                 return match earlier.kind {
@@ -178,14 +203,38 @@ mod tests {
 
     #[test]
     fn check_json_has_the_reference_keys_in_order() {
-        let c = Check::new(Uuid::from_u128(1), Uuid::nil(), 1, ts("2020-01-01T00:00:00Z"), Uuid::from_u128(2));
-        let urls = Urls { site_root: "http://x", version: ApiVersion::V3 };
+        let c = Check::new(
+            Uuid::from_u128(1),
+            Uuid::nil(),
+            1,
+            ts("2020-01-01T00:00:00Z"),
+            Uuid::from_u128(2),
+        );
+        let urls = Urls {
+            site_root: "http://x",
+            version: ApiVersion::V3,
+        };
         let v = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, false);
-        let keys: Vec<&str> = v.as_object().expect("object").keys().map(String::as_str).collect();
+        let keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(keys.len(), 29);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
-        assert_eq!(&keys[22..28], ["uuid", "ping_url", "update_url", "pause_url", "resume_url", "channels"]);
+        assert_eq!(
+            &keys[22..28],
+            [
+                "uuid",
+                "ping_url",
+                "update_url",
+                "pause_url",
+                "resume_url",
+                "channels"
+            ]
+        );
         assert_eq!(keys[28], "timeout");
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);
         let text = ro.to_string();

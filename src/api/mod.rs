@@ -40,7 +40,10 @@ pub struct ApiConfig {
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { api_rate_limit: DEFAULT_API_RATE_LIMIT, trust_proxy: false }
+        ApiConfig {
+            api_rate_limit: DEFAULT_API_RATE_LIMIT,
+            trust_proxy: false,
+        }
     }
 }
 
@@ -53,7 +56,11 @@ pub struct App {
 
 impl App {
     pub fn new(service: Arc<Service>, config: ApiConfig) -> App {
-        App { service, limiter: ratelimit::RateLimiter::new(config.api_rate_limit), config }
+        App {
+            service,
+            limiter: ratelimit::RateLimiter::new(config.api_rate_limit),
+            config,
+        }
     }
 }
 
@@ -73,12 +80,16 @@ pub struct Request {
 
 impl Request {
     pub fn header(&self, name: &str) -> Option<String> {
-        self.headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        self.headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
     /// Query parameters in order, percent-decoded.
     pub fn query_pairs(&self) -> Vec<(String, String)> {
-        form_urlencoded::parse(self.query.as_bytes()).into_owned().collect()
+        form_urlencoded::parse(self.query.as_bytes())
+            .into_owned()
+            .collect()
     }
 }
 
@@ -108,11 +119,29 @@ pub fn filter(app: Arc<App>) -> impl Filter<Extract = (Response,), Error = Infal
         .and(warp::header::headers_cloned())
         .and(warp::addr::remote())
         .and(warp::body::stream())
-        .then(move |method: Method, path: warp::path::FullPath, query: String, headers: HeaderMap, remote: Option<SocketAddr>, body| {
-            let app = app.clone();
-            let body = boxed_body(body);
-            async move { handle(app, method, path.as_str().to_string(), query, headers, remote, body).await }
-        })
+        .then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  headers: HeaderMap,
+                  remote: Option<SocketAddr>,
+                  body| {
+                let app = app.clone();
+                let body = boxed_body(body);
+                async move {
+                    handle(
+                        app,
+                        method,
+                        path.as_str().to_string(),
+                        query,
+                        headers,
+                        remote,
+                        body,
+                    )
+                    .await
+                }
+            },
+        )
         .recover(|_| async { Ok::<_, Infallible>(not_found()) })
         .unify()
 }
@@ -155,9 +184,19 @@ pub async fn handle(
     let body = match read_body(body, MAX_API_BODY_BYTES).await {
         Ok((_, true)) => return ApiError::PayloadTooLarge.into_response(methods),
         Ok((bytes, false)) => bytes,
-        Err(_) => return ApiError::BadRequest("could not read request body".into()).into_response(methods),
+        Err(_) => {
+            return ApiError::BadRequest("could not read request body".into())
+                .into_response(methods);
+        }
     };
-    let req = Request { method, path, query, headers, remote, body };
+    let req = Request {
+        method,
+        path,
+        query,
+        headers,
+        remote,
+        body,
+    };
     let result = match route {
         Route::Checks if req.method == Method::GET => checks::list(&app, &req, version).await,
         Route::Checks => checks::create(&app, &req, version).await,
@@ -174,7 +213,11 @@ pub async fn handle(
         Route::Flips(r) => history::flips(&app, &req, r).await,
         Route::Channels => project::channels(&app, &req).await,
         Route::Badges => project::badges(&app, &req).await,
-        Route::Status => Ok(text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK")),
+        Route::Status => Ok(text_response(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            "OK",
+        )),
     };
     match result {
         Ok(resp) => with_cors(resp, methods),

@@ -16,7 +16,12 @@ use crate::model::badge::{encode_tag, signature};
 /// GET channels/ (read-write keys only).
 pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &Map::new()).await?;
-    let list: Vec<Value> = app.service.read(|s| s.channels_of(&grant.project).into_iter().map(channel_json).collect());
+    let list: Vec<Value> = app.service.read(|s| {
+        s.channels_of(&grant.project)
+            .into_iter()
+            .map(channel_json)
+            .collect()
+    });
     Ok(json_response(StatusCode::OK, &json!({ "channels": list })))
 }
 
@@ -24,9 +29,14 @@ pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
 pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let (badge_key, tags) = app.service.read(|s| {
-        let key = s.project(&grant.project).map(|p| p.badge_key.clone()).unwrap_or_default();
-        let tags: BTreeSet<String> =
-            s.checks_of(&grant.project).flat_map(|c| c.tag_list().map(str::to_string).collect::<Vec<_>>()).collect();
+        let key = s
+            .project(&grant.project)
+            .map(|p| p.badge_key.clone())
+            .unwrap_or_default();
+        let tags: BTreeSet<String> = s
+            .checks_of(&grant.project)
+            .flat_map(|c| c.tag_list().map(str::to_string).collect::<Vec<_>>())
+            .collect();
         (key, tags)
     });
     let secret = app.service.badge_secret();
@@ -38,7 +48,10 @@ pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
             (format!("{base}/{sig}-2"), format!("{base}/{sig}"))
         } else {
             let enc = encode_tag(tag);
-            (format!("{base}/{sig}-2/{enc}"), format!("{base}/{sig}/{enc}"))
+            (
+                format!("{base}/{sig}-2/{enc}"),
+                format!("{base}/{sig}/{enc}"),
+            )
         };
         json!({
             "svg": format!("{two}.svg"),
@@ -63,7 +76,11 @@ pub fn status(app: &App) -> Response {
         Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");
-            text_response(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "storage unavailable")
+            text_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "text/plain; charset=utf-8",
+                "storage unavailable",
+            )
         }
     }
 }

@@ -20,7 +20,10 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// `per_minute == 0` turns the limit off.
     pub fn new(per_minute: u32) -> RateLimiter {
-        RateLimiter { per_minute, windows: Mutex::new(HashMap::new()) }
+        RateLimiter {
+            per_minute,
+            windows: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Counts one request of `key_id`; errs when the key is over its limit.
@@ -36,7 +39,9 @@ impl RateLimiter {
         }
         if entry.1 >= self.per_minute {
             let left = WINDOW.saturating_sub(now.duration_since(entry.0));
-            return Err(ApiError::RateLimited { retry_after: left.as_secs().max(1) });
+            return Err(ApiError::RateLimited {
+                retry_after: left.as_secs().max(1),
+            });
         }
         entry.1 += 1;
         Ok(())
@@ -52,10 +57,16 @@ mod tests {
         let limiter = RateLimiter::new(2);
         assert!(limiter.check("a").is_ok());
         assert!(limiter.check("a").is_ok());
-        assert!(matches!(limiter.check("a"), Err(ApiError::RateLimited { retry_after: 60 })));
+        assert!(matches!(
+            limiter.check("a"),
+            Err(ApiError::RateLimited { retry_after: 60 })
+        ));
         assert!(limiter.check("b").is_ok());
         tokio::time::advance(Duration::from_secs(45)).await;
-        assert!(matches!(limiter.check("a"), Err(ApiError::RateLimited { retry_after: 15 })));
+        assert!(matches!(
+            limiter.check("a"),
+            Err(ApiError::RateLimited { retry_after: 15 })
+        ));
         tokio::time::advance(Duration::from_secs(15)).await;
         assert!(limiter.check("a").is_ok());
     }

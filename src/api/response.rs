@@ -1,7 +1,7 @@
 //! Building responses: JSON bodies, plain text, and the CORS headers of the Management API.
 
-use warp::http::header::{HeaderValue, CONTENT_TYPE};
 use warp::http::StatusCode;
+use warp::http::header::{CONTENT_TYPE, HeaderValue};
 use warp::reply::Response;
 
 /// A JSON response (compact encoding, key order as built).
@@ -9,15 +9,21 @@ pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response 
     let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
     let mut resp = Response::new(body.into());
     *resp.status_mut() = status;
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp
 }
 
 /// A plain-text response with an explicit content type.
-pub fn text_response(status: StatusCode, content_type: &'static str, body: impl Into<bytes::Bytes>) -> Response {
+pub fn text_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: impl Into<bytes::Bytes>,
+) -> Response {
     let mut resp = Response::new(body.into().into());
     *resp.status_mut() = status;
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp
 }
 
@@ -26,7 +32,10 @@ pub fn text_response(status: StatusCode, content_type: &'static str, body: impl 
 pub fn with_cors(mut resp: Response, methods: &str) -> Response {
     let h = resp.headers_mut();
     h.insert("Access-Control-Allow-Origin", HeaderValue::from_static("*"));
-    h.insert("Access-Control-Allow-Headers", HeaderValue::from_static("X-Api-Key"));
+    h.insert(
+        "Access-Control-Allow-Headers",
+        HeaderValue::from_static("X-Api-Key"),
+    );
     if let Ok(v) = HeaderValue::from_str(methods) {
         h.insert("Access-Control-Allow-Methods", v);
     }

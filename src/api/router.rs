@@ -44,7 +44,10 @@ impl Route {
     pub fn allows(&self, method: &str) -> bool {
         match self {
             Route::Status => true,
-            _ => self.methods().split(", ").any(|m| m == method && m != "OPTIONS"),
+            _ => self
+                .methods()
+                .split(", ")
+                .any(|m| m == method && m != "OPTIONS"),
         }
     }
 }
@@ -64,7 +67,9 @@ fn check_ref(s: &str) -> Option<CheckRef> {
         return Some(CheckRef::Uuid(u));
     }
     // The reference's `[A-z0-9]{40}`; only hex ones can ever match a check.
-    let key_like = s.len() == 40 && s.bytes().all(|b| (b'A'..=b'z').contains(&b) || b.is_ascii_digit());
+    let key_like = s.len() == 40
+        && s.bytes()
+            .all(|b| (b'A'..=b'z').contains(&b) || b.is_ascii_digit());
     key_like.then(|| CheckRef::UniqueKey(s.to_string()))
 }
 
@@ -118,22 +123,34 @@ mod tests {
         for p in ["/api/v3/checks", "/api/v3/checks/"] {
             assert_eq!(parse(p), Some((ApiVersion::V3, Route::Checks)));
         }
-        assert_eq!(parse("/api/v1/channels/"), Some((ApiVersion::V1, Route::Channels)));
+        assert_eq!(
+            parse("/api/v1/channels/"),
+            Some((ApiVersion::V1, Route::Channels))
+        );
         assert_eq!(parse("/api/v4/checks/"), None);
     }
 
     #[test]
     fn check_identifiers() {
         let uuid = Uuid::parse_str(U).expect("uuid");
-        assert_eq!(parse(&format!("/api/v3/checks/{U}")), Some((ApiVersion::V3, Route::Check(CheckRef::Uuid(uuid)))));
+        assert_eq!(
+            parse(&format!("/api/v3/checks/{U}")),
+            Some((ApiVersion::V3, Route::Check(CheckRef::Uuid(uuid))))
+        );
         assert_eq!(parse(&format!("/api/v3/checks/{}", U.to_uppercase())), None);
         assert_eq!(parse("/api/v3/checks/not-a-uuid"), None);
         let key = "23271726e9a15fc8c0b82d52b9d0bf059fc03344";
         assert_eq!(
             parse(&format!("/api/v3/checks/{key}/flips/")),
-            Some((ApiVersion::V3, Route::Flips(CheckRef::UniqueKey(key.into()))))
+            Some((
+                ApiVersion::V3,
+                Route::Flips(CheckRef::UniqueKey(key.into()))
+            ))
         );
-        assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/12/body")), Some((ApiVersion::V3, Route::PingBody(uuid, 12))));
+        assert_eq!(
+            parse(&format!("/api/v3/checks/{U}/pings/12/body")),
+            Some((ApiVersion::V3, Route::PingBody(uuid, 12)))
+        );
         assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/x/body")), None);
         assert_eq!(parse(&format!("/api/v3/checks/{key}/pause")), None);
     }

@@ -119,12 +119,20 @@ pub struct AdminOutput {
 
 impl AdminOutput {
     fn ok(stdout: String) -> AdminOutput {
-        AdminOutput { stdout, stderr: String::new(), code: 0 }
+        AdminOutput {
+            stdout,
+            stderr: String::new(),
+            code: 0,
+        }
     }
 
     /// A failure with a one-line message (exit code 1).
     pub fn error(message: impl std::fmt::Display) -> AdminOutput {
-        AdminOutput { stdout: String::new(), stderr: format!("overdue: {message}\n"), code: 1 }
+        AdminOutput {
+            stdout: String::new(),
+            stderr: format!("overdue: {message}\n"),
+            code: 1,
+        }
     }
 }
 
@@ -165,7 +173,9 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
         ProjectCmd::Add { name, json } => {
             let p = service.add_project(&name).await?;
             if json {
-                AdminOutput::ok(pretty(&json!({"name": p.name, "ping_key": p.ping_key, "badge_key": p.badge_key})))
+                AdminOutput::ok(pretty(
+                    &json!({"name": p.name, "ping_key": p.ping_key, "badge_key": p.badge_key}),
+                ))
             } else {
                 AdminOutput::ok(format!(
                     "created project {}\nping key:  {}\nbadge key: {}\n",
@@ -177,7 +187,14 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
             let rows: Vec<(String, String, String, usize)> = service.read(|s| {
                 s.projects()
                     .into_iter()
-                    .map(|p| (p.name.clone(), p.ping_key.clone(), p.badge_key.clone(), s.checks_of(&p.uuid).count()))
+                    .map(|p| {
+                        (
+                            p.name.clone(),
+                            p.ping_key.clone(),
+                            p.badge_key.clone(),
+                            s.checks_of(&p.uuid).count(),
+                        )
+                    })
                     .collect()
             });
             if json {
@@ -206,7 +223,12 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
 
 async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
     Ok(match cmd {
-        KeyCmd::Add { project, read_only, label, json } => {
+        KeyCmd::Add {
+            project,
+            read_only,
+            label,
+            json,
+        } => {
             let k = service.add_key(&project, read_only, &label).await?;
             if json {
                 AdminOutput::ok(pretty(&json!({
@@ -223,8 +245,15 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
         }
         KeyCmd::Ls { project, json } => {
             let keys = service.read(|s| {
-                let p = s.project_by_name(&project).ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
-                Ok::<_, crate::service::ServiceError>(s.api_keys_of(&p.uuid).into_iter().cloned().collect::<Vec<_>>())
+                let p = s
+                    .project_by_name(&project)
+                    .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
+                Ok::<_, crate::service::ServiceError>(
+                    s.api_keys_of(&p.uuid)
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                )
             })?;
             if json {
                 let list: Vec<Value> = keys
@@ -233,10 +262,24 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
                     .collect();
                 AdminOutput::ok(pretty(&Value::Array(list)))
             } else {
-                let mut out = format!("{:<14} {:<11} {:<26} LABEL\n", "PREFIX", "ACCESS", "CREATED");
+                let mut out = format!(
+                    "{:<14} {:<11} {:<26} LABEL\n",
+                    "PREFIX", "ACCESS", "CREATED"
+                );
                 for k in keys {
-                    let access = if k.read_only { "read-only" } else { "read-write" };
-                    let _ = writeln!(out, "{:<14} {:<11} {:<26} {}", k.id, access, iso_seconds(k.created), k.label);
+                    let access = if k.read_only {
+                        "read-only"
+                    } else {
+                        "read-write"
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{:<14} {:<11} {:<26} {}",
+                        k.id,
+                        access,
+                        iso_seconds(k.created),
+                        k.label
+                    );
                 }
                 AdminOutput::ok(out)
             }
@@ -254,24 +297,48 @@ async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
         ChannelCmd::Add(a) => {
             let config = match a.kind.as_str() {
                 "email" => ChannelConfig::Email {
-                    address: a.value.clone().ok_or_else(|| Usage("--kind email needs --value ADDRESS".into()))?,
+                    address: a
+                        .value
+                        .clone()
+                        .ok_or_else(|| Usage("--kind email needs --value ADDRESS".into()))?,
                 },
                 "webhook" => ChannelConfig::Webhook {
-                    url: a.url.clone().ok_or_else(|| Usage("--kind webhook needs --url URL".into()))?,
+                    url: a
+                        .url
+                        .clone()
+                        .ok_or_else(|| Usage("--kind webhook needs --url URL".into()))?,
                 },
-                other => return Err(Usage(format!("unknown channel kind {other:?} (known: email, webhook)"))),
+                other => {
+                    return Err(Usage(format!(
+                        "unknown channel kind {other:?} (known: email, webhook)"
+                    )));
+                }
             };
             let c = service.add_channel(&a.project, &a.name, config).await?;
             if a.json {
-                AdminOutput::ok(pretty(&json!({"id": c.uuid.to_string(), "name": c.name, "kind": c.kind()})))
+                AdminOutput::ok(pretty(
+                    &json!({"id": c.uuid.to_string(), "name": c.name, "kind": c.kind()}),
+                ))
             } else {
-                AdminOutput::ok(format!("added {} channel {} ({})\n", c.kind(), c.name, c.uuid))
+                AdminOutput::ok(format!(
+                    "added {} channel {} ({})\n",
+                    c.kind(),
+                    c.name,
+                    c.uuid
+                ))
             }
         }
         ChannelCmd::Ls { project, json } => {
             let channels = service.read(|s| {
-                let p = s.project_by_name(&project).ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
-                Ok::<_, crate::service::ServiceError>(s.channels_of(&p.uuid).into_iter().cloned().collect::<Vec<_>>())
+                let p = s
+                    .project_by_name(&project)
+                    .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
+                Ok::<_, crate::service::ServiceError>(
+                    s.channels_of(&p.uuid)
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                )
             })?;
             if json {
                 let list: Vec<Value> = channels
@@ -282,7 +349,14 @@ async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
             } else {
                 let mut out = format!("{:<36} {:<8} {:<20} TARGET\n", "ID", "KIND", "NAME");
                 for c in channels {
-                    let _ = writeln!(out, "{:<36} {:<8} {:<20} {}", c.uuid, c.kind(), c.name, channel_target(&c.config));
+                    let _ = writeln!(
+                        out,
+                        "{:<36} {:<8} {:<20} {}",
+                        c.uuid,
+                        c.kind(),
+                        c.name,
+                        channel_target(&c.config)
+                    );
                 }
                 AdminOutput::ok(out)
             }
@@ -297,19 +371,41 @@ async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
 async fn check(service: &Service, cmd: CheckCmd) -> Outcome {
     let CheckCmd::Ls { project, json } = cmd;
     let now = service.now();
-    let urls = Urls { site_root: service.site_root(), version: ApiVersion::V3 };
+    let urls = Urls {
+        site_root: service.site_root(),
+        version: ApiVersion::V3,
+    };
     let checks = service.read(|s| {
-        let p = s.project_by_name(&project).ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
+        let p = s
+            .project_by_name(&project)
+            .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
         Ok::<_, crate::service::ServiceError>(s.checks_of(&p.uuid).cloned().collect::<Vec<_>>())
     })?;
     if json {
-        let list: Vec<Value> = checks.iter().map(|c| check_json(c, now, urls, false)).collect();
+        let list: Vec<Value> = checks
+            .iter()
+            .map(|c| check_json(c, now, urls, false))
+            .collect();
         return Ok(AdminOutput::ok(pretty(&Value::Array(list))));
     }
-    let mut out = format!("{:<36} {:<8} {:<25} {:<20} NAME\n", "UUID", "STATUS", "LAST PING", "SLUG");
+    let mut out = format!(
+        "{:<36} {:<8} {:<25} {:<20} NAME\n",
+        "UUID", "STATUS", "LAST PING", "SLUG"
+    );
     for c in checks {
-        let last = c.last_ping.map(iso_seconds).unwrap_or_else(|| "never".into());
-        let _ = writeln!(out, "{:<36} {:<8} {:<25} {:<20} {}", c.uuid, c.status_at(now, false).as_str(), last, c.slug, c.name);
+        let last = c
+            .last_ping
+            .map(iso_seconds)
+            .unwrap_or_else(|| "never".into());
+        let _ = writeln!(
+            out,
+            "{:<36} {:<8} {:<25} {:<20} {}",
+            c.uuid,
+            c.status_at(now, false).as_str(),
+            last,
+            c.slug,
+            c.name
+        );
     }
     Ok(AdminOutput::ok(out))
 }
@@ -320,7 +416,10 @@ mod tests {
 
     #[test]
     fn webhook_targets_hide_paths_and_credentials() {
-        assert_eq!(url_host("https://user:pw@hooks.example.org/secret/token?x=1"), "hooks.example.org");
+        assert_eq!(
+            url_host("https://user:pw@hooks.example.org/secret/token?x=1"),
+            "hooks.example.org"
+        );
         assert_eq!(url_host("http://127.0.0.1:9000/x"), "127.0.0.1:9000");
     }
 }

@@ -59,7 +59,9 @@ pub async fn serve(listener: UnixListener, service: Arc<Service>) {
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
-    BufReader::new(read.take(MAX_REQUEST)).read_line(&mut line).await?;
+    BufReader::new(read.take(MAX_REQUEST))
+        .read_line(&mut line)
+        .await?;
     let output = match serde_json::from_str::<AdminCommand>(&line) {
         Ok(cmd) => execute(service, cmd).await,
         Err(e) => AdminOutput::error(format!("bad control request: {e}")),
@@ -84,11 +86,17 @@ async fn send(stream: UnixStream, cmd: &AdminCommand) -> std::io::Result<AdminOu
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let socket = socket_path(data);
     if let Ok(stream) = UnixStream::connect(&socket).await {
-        return send(stream, &cmd)
-            .await
-            .unwrap_or_else(|e| AdminOutput::error(format!("the service at {} did not answer: {e}", socket.display())));
+        return send(stream, &cmd).await.unwrap_or_else(|e| {
+            AdminOutput::error(format!(
+                "the service at {} did not answer: {e}",
+                socket.display()
+            ))
+        });
     }
-    let config = ServiceConfig { site_root: None, ..ServiceConfig::default() };
+    let config = ServiceConfig {
+        site_root: None,
+        ..ServiceConfig::default()
+    };
     match Service::open(data, config, Clock::System) {
         Ok(service) => {
             let output = execute(&service, cmd).await;

@@ -18,7 +18,13 @@ pub use admin::{AdminCommand, ChannelCmd, CheckCmd, KeyCmd, ProjectCmd};
 #[command(name = "overdue", version, about, propagate_version = true)]
 pub struct Cli {
     /// Data directory (holds overdue.redb and the control socket).
-    #[arg(long, global = true, env = "OVERDUE_DATA", default_value = "./overdue-data", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "OVERDUE_DATA",
+        default_value = "./overdue-data",
+        value_name = "DIR"
+    )]
     pub data: PathBuf,
 
     #[command(subcommand)]
@@ -46,7 +52,10 @@ pub enum Command {
 /// Parses the command line and runs it; the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("overdue: cannot start the async runtime: {e}");

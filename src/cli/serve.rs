@@ -17,7 +17,12 @@ use crate::service::{Clock, Service, ServiceConfig};
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
-    #[arg(long, env = "OVERDUE_LISTEN", default_value = "127.0.0.1:8000", value_name = "ADDR")]
+    #[arg(
+        long,
+        env = "OVERDUE_LISTEN",
+        default_value = "127.0.0.1:8000",
+        value_name = "ADDR"
+    )]
     pub listen: String,
     /// Public base URL for links in API responses [default: http:// + the listen address].
     #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
@@ -35,7 +40,12 @@ pub struct ServeArgs {
     #[arg(long, env = "OVERDUE_TRUST_PROXY")]
     pub trust_proxy: bool,
     /// Seconds that open requests get to finish at shutdown.
-    #[arg(long, env = "OVERDUE_SHUTDOWN_GRACE", default_value_t = 10, value_name = "SECS")]
+    #[arg(
+        long,
+        env = "OVERDUE_SHUTDOWN_GRACE",
+        default_value_t = 10,
+        value_name = "SECS"
+    )]
     pub shutdown_grace: u64,
 }
 
@@ -43,7 +53,10 @@ fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("OVERDUE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // A second initialisation (tests calling serve twice) is harmless; ignore it.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 async fn shutdown_signal() {
@@ -68,8 +81,13 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let addr = listener.local_addr().context("cannot read the listen address")?;
-    let site_root = args.site_root.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let addr = listener
+        .local_addr()
+        .context("cannot read the listen address")?;
+    let site_root = args
+        .site_root
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
     let config = ServiceConfig {
         site_root: Some(site_root.clone()),
         ping_body_limit: args.ping_body_limit,
@@ -77,27 +95,48 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     };
     let service = Arc::new(Service::open(&data, config, Clock::System)?);
     if let Some((project, rw, ro)) = service.ensure_default_project().await? {
-        println!("First start: created project \"{}\". These keys are shown only this once:", project.name);
+        println!(
+            "First start: created project \"{}\". These keys are shown only this once:",
+            project.name
+        );
         println!("  read-write API key: {}", rw.plaintext);
         println!("  read-only API key:  {}", ro.plaintext);
         println!("  ping key:           {}", project.ping_key);
-        println!("Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/", rw.plaintext);
+        println!(
+            "Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/",
+            rw.plaintext
+        );
     }
     let control_listener = control::bind(&data)
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
-    tracing::info!("overdue {} listening on http://{addr} (data in {})", env!("CARGO_PKG_VERSION"), data.display());
+    tracing::info!(
+        "overdue {} listening on http://{addr} (data in {})",
+        env!("CARGO_PKG_VERSION"),
+        data.display()
+    );
     let app = Arc::new(App::new(
         service.clone(),
-        ApiConfig { api_rate_limit: args.api_rate_limit, trust_proxy: args.trust_proxy },
+        ApiConfig {
+            api_rate_limit: args.api_rate_limit,
+            trust_proxy: args.trust_proxy,
+        },
     ));
-    crate::server::run(listener, app, shutdown_signal(), Duration::from_secs(args.shutdown_grace)).await;
+    crate::server::run(
+        listener,
+        app,
+        shutdown_signal(),
+        Duration::from_secs(args.shutdown_grace),
+    )
+    .await;
     control_task.abort();
     let _ = control_task.await;
     let _ = std::fs::remove_file(control::socket_path(&data));
     match Arc::try_unwrap(service) {
         Ok(service) => service.close(),
-        Err(_) => tracing::warn!("requests still hold the service; exiting without waiting for them"),
+        Err(_) => {
+            tracing::warn!("requests still hold the service; exiting without waiting for them")
+        }
     }
     tracing::info!("stopped");
     Ok(())

@@ -26,9 +26,16 @@ impl Channel {
 /// key/value pairs, so the stored record never needs a new shape to hold them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelConfig {
-    Email { address: String },
-    Webhook { url: String },
-    Other { kind: String, settings: Vec<(String, String)> },
+    Email {
+        address: String,
+    },
+    Webhook {
+        url: String,
+    },
+    Other {
+        kind: String,
+        settings: Vec<(String, String)>,
+    },
 }
 
 impl ChannelConfig {
@@ -45,9 +52,11 @@ impl ChannelConfig {
         match self {
             ChannelConfig::Email { address } => address.clone(),
             ChannelConfig::Webhook { url } => url.clone(),
-            ChannelConfig::Other { settings, .. } => {
-                settings.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(",")
-            }
+            ChannelConfig::Other { settings, .. } => settings
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
         }
     }
 }

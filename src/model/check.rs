@@ -170,7 +170,9 @@ impl Check {
         }
         let last_ping = self.last_ping?;
         match self.kind {
-            Kind::Simple => last_ping.checked_add(SignedDuration::from_secs(self.timeout)).ok(),
+            Kind::Simple => last_ping
+                .checked_add(SignedDuration::from_secs(self.timeout))
+                .ok(),
             Kind::Cron | Kind::OnCalendar => self.compiled.as_ref()?.next_after(last_ping),
         }
     }
@@ -244,7 +246,13 @@ mod tests {
     }
 
     fn up_check(last_ping: &str) -> Check {
-        let mut c = Check::new(Uuid::nil(), Uuid::nil(), 1, ts("2000-01-01T00:00:00Z"), Uuid::nil());
+        let mut c = Check::new(
+            Uuid::nil(),
+            Uuid::nil(),
+            1,
+            ts("2000-01-01T00:00:00Z"),
+            Uuid::nil(),
+        );
         c.status = StoredStatus::Up;
         c.last_ping = Some(ts(last_ping));
         c
@@ -252,8 +260,13 @@ mod tests {
 
     #[test]
     fn unique_key_matches_reference_example() {
-        let uuid: Uuid = "cf204185-012a-4bc0-8efb-5dc6ccf91181".parse().expect("uuid");
-        assert_eq!(unique_key(&uuid), "23271726e9a15fc8c0b82d52b9d0bf059fc03344");
+        let uuid: Uuid = "cf204185-012a-4bc0-8efb-5dc6ccf91181"
+            .parse()
+            .expect("uuid");
+        assert_eq!(
+            unique_key(&uuid),
+            "23271726e9a15fc8c0b82d52b9d0bf059fc03344"
+        );
     }
 
     #[test]
@@ -276,8 +289,14 @@ mod tests {
     fn simple_check_goes_through_grace_with_inclusive_bounds() {
         let c = up_check("2000-01-01T00:00:00Z");
         assert_eq!(c.status_at(ts("2000-01-01T23:59:59Z"), false), Status::Up);
-        assert_eq!(c.status_at(ts("2000-01-02T00:00:00Z"), false), Status::Grace);
-        assert_eq!(c.status_at(ts("2000-01-02T00:59:59Z"), false), Status::Grace);
+        assert_eq!(
+            c.status_at(ts("2000-01-02T00:00:00Z"), false),
+            Status::Grace
+        );
+        assert_eq!(
+            c.status_at(ts("2000-01-02T00:59:59Z"), false),
+            Status::Grace
+        );
         assert_eq!(c.status_at(ts("2000-01-02T01:00:00Z"), false), Status::Down);
         assert_eq!(c.grace_start(), Some(ts("2000-01-02T00:00:00Z")));
         assert_eq!(c.alert_after(), Some(ts("2000-01-02T01:00:00Z")));
@@ -289,7 +308,10 @@ mod tests {
         c.last_start = Some(ts("2000-01-01T05:00:00Z"));
         assert_eq!(c.grace_start(), Some(ts("2000-01-01T05:00:00Z")));
         assert_eq!(c.alert_after(), Some(ts("2000-01-01T06:00:00Z")));
-        assert_eq!(c.status_at(ts("2000-01-01T05:05:00Z"), true), Status::Started);
+        assert_eq!(
+            c.status_at(ts("2000-01-01T05:05:00Z"), true),
+            Status::Started
+        );
         assert_eq!(c.status_at(ts("2000-01-01T05:05:00Z"), false), Status::Up);
         assert_eq!(c.status_at(ts("2000-01-01T06:00:00Z"), false), Status::Down);
     }

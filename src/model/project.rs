@@ -55,7 +55,10 @@ pub fn random_string(alphabet: &[u8], len: usize) -> Result<String, getrandom::E
 /// A fresh API key: `hcw_` (read-write) or `hcr_` (read-only) and 28 alphanumerics.
 pub fn generate_api_key(read_only: bool) -> Result<String, getrandom::Error> {
     let prefix = if read_only { "hcr_" } else { "hcw_" };
-    Ok(format!("{prefix}{}", random_string(ALNUM, API_KEY_RANDOM_LEN)?))
+    Ok(format!(
+        "{prefix}{}",
+        random_string(ALNUM, API_KEY_RANDOM_LEN)?
+    ))
 }
 
 /// A fresh ping key: 22 URL-safe characters.
@@ -90,7 +93,10 @@ mod tests {
         assert!(is_read_only_key(&ro) && !is_read_only_key(&rw));
         let ping = generate_ping_key().expect("random");
         assert_eq!(ping.len(), 22);
-        assert!(ping.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(
+            ping.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        );
         assert_ne!(generate_api_key(false).expect("random"), rw);
     }
 

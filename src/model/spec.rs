@@ -6,13 +6,13 @@
 
 use serde_json::{Map, Value};
 
+use crate::model::ApiVersion;
+use crate::model::check::{Check, Kind};
 use crate::model::limits::{
     KEYWORDS_MAX_CHARS, MAX_PERIOD_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS,
     SLUG_MAX_CHARS,
 };
-use crate::model::check::{Check, Kind};
 use crate::model::slug::slugify;
-use crate::model::ApiVersion;
 use crate::schedule::{self, Schedule, ScheduleKind};
 
 /// Fields that `unique` may name for an upsert.
@@ -64,7 +64,11 @@ impl SpecError {
     }
 }
 
-fn string(body: &Map<String, Value>, field: &str, max: Option<usize>) -> Result<Option<String>, SpecError> {
+fn string(
+    body: &Map<String, Value>,
+    field: &str,
+    max: Option<usize>,
+) -> Result<Option<String>, SpecError> {
     match body.get(field) {
         None => Ok(None),
         Some(Value::String(s)) => {
@@ -117,7 +121,8 @@ fn period(body: &Map<String, Value>, field: &str) -> Result<Option<i64>, SpecErr
 }
 
 fn is_slug(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    s.bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 /// Validates a create/update body. Unknown members (including `api_key`) are ignored.
@@ -141,10 +146,13 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     };
     spec.name = string(body, "name", Some(NAME_MAX_CHARS))?;
     spec.schedule = string(body, "schedule", Some(SCHEDULE_MAX_CHARS))?;
-    if let Some(expr) = &spec.schedule {
-        if schedule::validate(expr).is_err() {
-            return Err(SpecError::new("schedule", "is not a valid cron or OnCalendar expression"));
-        }
+    if let Some(expr) = &spec.schedule
+        && schedule::validate(expr).is_err()
+    {
+        return Err(SpecError::new(
+            "schedule",
+            "is not a valid cron or OnCalendar expression",
+        ));
     }
     spec.slug = string(body, "slug", Some(SLUG_MAX_CHARS))?;
     if spec.slug.as_deref().is_some_and(|s| !is_slug(s)) {
@@ -246,7 +254,10 @@ pub fn apply(check: &mut Check, spec: &CheckSpec, version: ApiVersion) -> Result
         Kind::Cron | Kind::OnCalendar => match Schedule::parse(&check.schedule, &check.tz) {
             Ok(s) => Some(std::sync::Arc::new(s)),
             Err(_) => {
-                return Err(SpecError::new("schedule", "is not a valid cron or OnCalendar expression"));
+                return Err(SpecError::new(
+                    "schedule",
+                    "is not a valid cron or OnCalendar expression",
+                ));
             }
         },
     };
@@ -259,7 +270,9 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: Value) -> Result<CheckSpec, String> {
-        let Value::Object(map) = v else { panic!("test body must be an object") };
+        let Value::Object(map) = v else {
+            panic!("test body must be an object")
+        };
         parse_spec(&map).map_err(|e| e.to_string())
     }
 
@@ -288,25 +301,49 @@ mod tests {
             (json!({"slug": "Bad!"}), "slug does not match pattern"),
             (json!({"slug": "ümlaut"}), "slug does not match pattern"),
             (json!({"slug": "a".repeat(101)}), "slug is too long"),
-            (json!({"manual_resume": "yes"}), "manual_resume is not a boolean"),
-            (json!({"manual_resume": 1}), "manual_resume is not a boolean"),
-            (json!({"filter_http_body": "true"}), "filter_http_body is not a boolean"),
+            (
+                json!({"manual_resume": "yes"}),
+                "manual_resume is not a boolean",
+            ),
+            (
+                json!({"manual_resume": 1}),
+                "manual_resume is not a boolean",
+            ),
+            (
+                json!({"filter_http_body": "true"}),
+                "filter_http_body is not a boolean",
+            ),
             (json!({"methods": "GET"}), "methods has unexpected value"),
             (json!({"methods": "post"}), "methods has unexpected value"),
             (json!({"methods": null}), "methods has unexpected value"),
             (json!({"schedule": 5}), "schedule is not a string"),
-            (json!({"schedule": "bogus"}), "schedule is not a valid cron or OnCalendar expression"),
-            (json!({"schedule": ""}), "schedule is not a valid cron or OnCalendar expression"),
-            (json!({"schedule": "1,".repeat(100) + "1 * * * *"}), "schedule is too long"),
+            (
+                json!({"schedule": "bogus"}),
+                "schedule is not a valid cron or OnCalendar expression",
+            ),
+            (
+                json!({"schedule": ""}),
+                "schedule is not a valid cron or OnCalendar expression",
+            ),
+            (
+                json!({"schedule": "1,".repeat(100) + "1 * * * *"}),
+                "schedule is too long",
+            ),
             (json!({"tz": "Nowhere/City"}), "tz is not a valid timezone"),
             (json!({"tz": ""}), "tz is not a valid timezone"),
             (json!({"channels": 1}), "channels is not a string"),
             (json!({"channels": null}), "channels is not a string"),
-            (json!({"success_kw": "k".repeat(201)}), "success_kw is too long"),
+            (
+                json!({"success_kw": "k".repeat(201)}),
+                "success_kw is too long",
+            ),
             (json!({"subject": false}), "subject is not a string"),
             (json!({"unique": "name"}), "unique is not an array"),
             (json!({"unique": null}), "unique is not an array"),
-            (json!({"unique": ["status"]}), "an item in 'unique' has unexpected value"),
+            (
+                json!({"unique": ["status"]}),
+                "an item in 'unique' has unexpected value",
+            ),
         ];
         for (body, message) in cases {
             assert_eq!(parse(body.clone()), Err(message.to_string()), "{body}");
@@ -315,16 +352,24 @@ mod tests {
 
     #[test]
     fn huge_integers_are_out_of_range_not_crashes() {
-        let body: Value = serde_json::from_str(r#"{"timeout": 1000000000000000000000000000000}"#).expect("json");
+        let body: Value =
+            serde_json::from_str(r#"{"timeout": 1000000000000000000000000000000}"#).expect("json");
         assert_eq!(parse(body), Err("timeout is too large".into()));
-        let body: Value = serde_json::from_str(r#"{"grace": -1000000000000000000000000000000}"#).expect("json");
+        let body: Value =
+            serde_json::from_str(r#"{"grace": -1000000000000000000000000000000}"#).expect("json");
         assert_eq!(parse(body), Err("grace is too small".into()));
     }
 
     #[test]
     fn first_error_in_field_order_wins() {
-        assert_eq!(parse(json!({"timeout": 1, "desc": 5})), Err("desc is not a string".into()));
-        assert_eq!(parse(json!({"tz": "x", "channels": 1})), Err("channels is not a string".into()));
+        assert_eq!(
+            parse(json!({"timeout": 1, "desc": 5})),
+            Err("desc is not a string".into())
+        );
+        assert_eq!(
+            parse(json!({"tz": "x", "channels": 1})),
+            Err("channels is not a string".into())
+        );
     }
 
     #[test]
@@ -342,7 +387,10 @@ mod tests {
         .expect("valid");
         assert_eq!(spec.tz.as_deref(), Some("Europe/Kyiv"));
         assert_eq!(spec.schedule.as_deref(), Some("0 3 * * *"));
-        assert_eq!(spec.unique, Some(vec![UniqueField::Name, UniqueField::Grace]));
+        assert_eq!(
+            spec.unique,
+            Some(vec![UniqueField::Name, UniqueField::Grace])
+        );
         assert_eq!(spec.methods.as_deref(), Some("POST"));
     }
 }

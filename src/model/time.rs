@@ -24,7 +24,11 @@ pub fn to_micros(t: Timestamp) -> i64 {
 
 /// The inverse of [`to_micros`]; out-of-range values clamp to jiff's limits.
 pub fn from_micros(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(if us < 0 { Timestamp::MIN } else { Timestamp::MAX })
+    Timestamp::from_microsecond(us).unwrap_or(if us < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    })
 }
 
 #[cfg(test)]

@@ -24,7 +24,10 @@ pub struct Removed {
 }
 
 fn project_named(state: &State, name: &str) -> Result<Project, ServiceError> {
-    state.project_by_name(name).cloned().ok_or_else(|| ServiceError::NoSuchProject(name.to_string()))
+    state
+        .project_by_name(name)
+        .cloned()
+        .ok_or_else(|| ServiceError::NoSuchProject(name.to_string()))
 }
 
 /// Name of the project the first `serve` creates.
@@ -35,7 +38,9 @@ impl Service {
     pub async fn add_project(&self, name: &str) -> Result<Project, ServiceError> {
         let name = name.trim().to_string();
         if name.is_empty() {
-            return Err(ServiceError::Usage("a project needs a non-empty name".into()));
+            return Err(ServiceError::Usage(
+                "a project needs a non-empty name".into(),
+            ));
         }
         let uuid = Uuid::new_v4();
         let ping_key = generate_ping_key()?;
@@ -47,8 +52,14 @@ impl Service {
             if ctx.state.project_by_ping_key(&ping_key).is_some() {
                 return Err(ServiceError::Random("ping key collision, try again".into()));
             }
-            let project =
-                Project { uuid, seq: ctx.state.next_seq(), name, ping_key, badge_key, created: ctx.now };
+            let project = Project {
+                uuid,
+                seq: ctx.state.next_seq(),
+                name,
+                ping_key,
+                badge_key,
+                created: ctx.now,
+            };
             ctx.txn.put_project(&project)?;
             ctx.state.put_project(project.clone());
             Ok(project)
@@ -63,8 +74,18 @@ impl Service {
             .write(move |ctx| {
                 let project = project_named(ctx.state, &name)?;
                 let checks: Vec<_> = ctx.state.checks_of(&project.uuid).cloned().collect();
-                let channels: Vec<Uuid> = ctx.state.channels_of(&project.uuid).iter().map(|c| c.uuid).collect();
-                let keys: Vec<String> = ctx.state.api_keys_of(&project.uuid).iter().map(|k| k.id.clone()).collect();
+                let channels: Vec<Uuid> = ctx
+                    .state
+                    .channels_of(&project.uuid)
+                    .iter()
+                    .map(|c| c.uuid)
+                    .collect();
+                let keys: Vec<String> = ctx
+                    .state
+                    .api_keys_of(&project.uuid)
+                    .iter()
+                    .map(|k| k.id.clone())
+                    .collect();
                 for check in &checks {
                     ctx.txn.delete_check(check)?;
                     ctx.state.remove_check(&check.uuid);
@@ -79,7 +100,14 @@ impl Service {
                 }
                 ctx.txn.delete_project(project.uuid)?;
                 ctx.state.remove_project(&project.uuid);
-                Ok((Removed { checks: checks.len(), channels: channels.len(), keys: keys.len() }, keys))
+                Ok((
+                    Removed {
+                        checks: checks.len(),
+                        channels: channels.len(),
+                        keys: keys.len(),
+                    },
+                    keys,
+                ))
             })
             .await?;
         for id in &removed.1 {
@@ -89,7 +117,12 @@ impl Service {
     }
 
     /// Creates an API key for a project; the plaintext is in the result and nowhere else.
-    pub async fn add_key(&self, project: &str, read_only: bool, label: &str) -> Result<NewKey, ServiceError> {
+    pub async fn add_key(
+        &self,
+        project: &str,
+        read_only: bool,
+        label: &str,
+    ) -> Result<NewKey, ServiceError> {
         let project_uuid = self.read(|s| project_named(s, project).map(|p| p.uuid))?;
         loop {
             let plaintext = generate_api_key(read_only)?;
@@ -145,12 +178,24 @@ impl Service {
     }
 
     /// Adds a channel to a project.
-    pub async fn add_channel(&self, project: &str, name: &str, config: ChannelConfig) -> Result<Channel, ServiceError> {
+    pub async fn add_channel(
+        &self,
+        project: &str,
+        name: &str,
+        config: ChannelConfig,
+    ) -> Result<Channel, ServiceError> {
         let (project, name) = (project.to_string(), name.to_string());
         let uuid = Uuid::new_v4();
         self.write(move |ctx| {
             let p = project_named(ctx.state, &project)?;
-            let channel = Channel { uuid, project: p.uuid, seq: ctx.state.next_seq(), name, config, created: ctx.now };
+            let channel = Channel {
+                uuid,
+                project: p.uuid,
+                seq: ctx.state.next_seq(),
+                name,
+                config,
+                created: ctx.now,
+            };
             ctx.txn.put_channel(&channel)?;
             ctx.state.put_channel(channel.clone());
             Ok(channel)
@@ -159,7 +204,11 @@ impl Service {
     }
 
     /// Removes a channel, named by UUID or by (unique) name, and unassigns it from every check.
-    pub async fn remove_channel(&self, project: &str, id_or_name: &str) -> Result<Channel, ServiceError> {
+    pub async fn remove_channel(
+        &self,
+        project: &str,
+        id_or_name: &str,
+    ) -> Result<Channel, ServiceError> {
         let (project, ident) = (project.to_string(), id_or_name.to_string());
         self.write(move |ctx| {
             let p = project_named(ctx.state, &project)?;
@@ -172,11 +221,24 @@ impl Service {
                 .collect();
             let uuid = match candidates.as_slice() {
                 [one] => *one,
-                [] => return Err(ServiceError::NoSuchChannel { project, channel: ident }),
-                _ => return Err(ServiceError::Usage(format!("several channels are named {ident:?}; use the id"))),
+                [] => {
+                    return Err(ServiceError::NoSuchChannel {
+                        project,
+                        channel: ident,
+                    });
+                }
+                _ => {
+                    return Err(ServiceError::Usage(format!(
+                        "several channels are named {ident:?}; use the id"
+                    )));
+                }
             };
-            let linked: Vec<Uuid> =
-                ctx.state.checks_of(&p.uuid).filter(|c| c.channels.contains(&uuid)).map(|c| c.uuid).collect();
+            let linked: Vec<Uuid> = ctx
+                .state
+                .checks_of(&p.uuid)
+                .filter(|c| c.channels.contains(&uuid))
+                .map(|c| c.uuid)
+                .collect();
             for check in linked {
                 ctx.txn.delete_link(check, uuid)?;
                 if let Some(c) = ctx.state.check_mut(&check) {
@@ -184,19 +246,27 @@ impl Service {
                 }
             }
             ctx.txn.delete_channel(uuid)?;
-            ctx.state.remove_channel(&uuid).ok_or(ServiceError::NotFound)
+            ctx.state
+                .remove_channel(&uuid)
+                .ok_or(ServiceError::NotFound)
         })
         .await
     }
 
     /// On an empty store, creates the `default` project with a read-write and a read-only key.
-    pub async fn ensure_default_project(&self) -> Result<Option<(Project, NewKey, NewKey)>, ServiceError> {
+    pub async fn ensure_default_project(
+        &self,
+    ) -> Result<Option<(Project, NewKey, NewKey)>, ServiceError> {
         if self.read(|s| !s.projects().is_empty()) {
             return Ok(None);
         }
         let project = self.add_project(DEFAULT_PROJECT).await?;
-        let rw = self.add_key(DEFAULT_PROJECT, false, "created at first start").await?;
-        let ro = self.add_key(DEFAULT_PROJECT, true, "created at first start").await?;
+        let rw = self
+            .add_key(DEFAULT_PROJECT, false, "created at first start")
+            .await?;
+        let ro = self
+            .add_key(DEFAULT_PROJECT, true, "created at first start")
+            .await?;
         Ok(Some((project, rw, ro)))
     }
 }

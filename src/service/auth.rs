@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
-use argon2::Argon2;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -53,11 +53,18 @@ pub struct KeyCache {
 
 impl KeyCache {
     pub fn new() -> KeyCache {
-        KeyCache { verified: Mutex::new(HashMap::new()), permits: Semaphore::new(VERIFY_PERMITS) }
+        KeyCache {
+            verified: Mutex::new(HashMap::new()),
+            permits: Semaphore::new(VERIFY_PERMITS),
+        }
     }
 
     fn lookup(&self, digest: &[u8; 32]) -> Option<String> {
-        self.verified.lock().unwrap_or_else(|p| p.into_inner()).get(digest).cloned()
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(digest)
+            .cloned()
     }
 
     fn remember(&self, digest: [u8; 32], id: String) {
@@ -70,7 +77,10 @@ impl KeyCache {
 
     /// Forgets every cached verification of the key `id`.
     pub fn forget(&self, id: &str) {
-        self.verified.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, v| v != id);
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, v| v != id);
     }
 }
 
@@ -90,7 +100,9 @@ pub fn hash_key(key: &str) -> Result<String, ServiceError> {
 
 fn verify_hash(key: &str, phc: &str) -> bool {
     match PasswordHash::new(phc) {
-        Ok(parsed) => Argon2::default().verify_password(key.as_bytes(), &parsed).is_ok(),
+        Ok(parsed) => Argon2::default()
+            .verify_password(key.as_bytes(), &parsed)
+            .is_ok(),
         Err(_) => false,
     }
 }
@@ -99,7 +111,11 @@ impl Service {
     /// The grant of a live key by its identifier.
     fn grant_of(&self, id: &str) -> Option<Grant> {
         self.read(|s| {
-            s.api_key(id).map(|k| Grant { project: k.project, read_only: k.read_only, key_id: k.id.clone() })
+            s.api_key(id).map(|k| Grant {
+                project: k.project,
+                read_only: k.read_only,
+                key_id: k.id.clone(),
+            })
         })
     }
 
@@ -127,7 +143,9 @@ impl Service {
         let hash = self.read(|s| s.api_key(id).map(|k| k.hash.clone()))?;
         let permit = self.auth.permits.acquire().await.ok()?;
         let presented = key.to_string();
-        let ok = tokio::task::spawn_blocking(move || verify_hash(&presented, &hash)).await.unwrap_or(false);
+        let ok = tokio::task::spawn_blocking(move || verify_hash(&presented, &hash))
+            .await
+            .unwrap_or(false);
         drop(permit);
         if !ok {
             return None;
@@ -154,6 +172,9 @@ mod tests {
         assert!(hash.starts_with("$argon2id$"));
         assert!(verify_hash("hcw_abcdefghijklmnopqrstuvwxyz12", &hash));
         assert!(!verify_hash("hcw_abcdefghijklmnopqrstuvwxyz13", &hash));
-        assert!(!verify_hash("hcw_abcdefghijklmnopqrstuvwxyz12", "not a phc string"));
+        assert!(!verify_hash(
+            "hcw_abcdefghijklmnopqrstuvwxyz12",
+            "not a phc string"
+        ));
     }
 }

@@ -10,7 +10,11 @@ use crate::model::{ApiVersion, Check, Flip, StoredStatus};
 use crate::service::{Service, ServiceError, State, WriteCtx};
 
 /// Resolves a `channels` value (§2.3) to the sorted set of channel UUIDs it names.
-pub fn resolve_channels(state: &State, project: &Uuid, value: &str) -> Result<Vec<Uuid>, ServiceError> {
+pub fn resolve_channels(
+    state: &State,
+    project: &Uuid,
+    value: &str,
+) -> Result<Vec<Uuid>, ServiceError> {
     let all = state.channels_of(project);
     if value == "*" {
         let mut ids: Vec<Uuid> = all.iter().map(|c| c.uuid).collect();
@@ -25,13 +29,19 @@ pub fn resolve_channels(state: &State, project: &Uuid, value: &str) -> Result<Ve
         if item.is_empty() {
             return Err(ServiceError::BadRequest("empty channel identifier".into()));
         }
-        let mut matches = all.iter().filter(|c| c.uuid.to_string() == item || c.name == item);
+        let mut matches = all
+            .iter()
+            .filter(|c| c.uuid.to_string() == item || c.name == item);
         match (matches.next(), matches.next()) {
             (None, _) => {
-                return Err(ServiceError::BadRequest(format!("invalid channel identifier: {item}")));
+                return Err(ServiceError::BadRequest(format!(
+                    "invalid channel identifier: {item}"
+                )));
             }
             (Some(_), Some(_)) => {
-                return Err(ServiceError::BadRequest(format!("non-unique channel identifier: {item}")));
+                return Err(ServiceError::BadRequest(format!(
+                    "non-unique channel identifier: {item}"
+                )));
             }
             (Some(c), None) => {
                 chosen.insert(c.uuid);
@@ -64,7 +74,10 @@ fn find_upsert_target(state: &State, project: &Uuid, spec: &CheckSpec) -> Option
             UniqueField::Grace => spec.grace == Some(c.grace),
         })
     };
-    state.checks_of(project).find(|c| matches(c)).map(|c| c.uuid)
+    state
+        .checks_of(project)
+        .find(|c| matches(c))
+        .map(|c| c.uuid)
 }
 
 /// The check `uuid` if it belongs to `project`.
@@ -94,7 +107,8 @@ fn store_updated(
     if let Some(channels) = channels {
         check.channels = channels;
     }
-    ctx.txn.put_check(&check, (!is_new).then_some(current.slug.as_str()))?;
+    ctx.txn
+        .put_check(&check, (!is_new).then_some(current.slug.as_str()))?;
     if is_new || check.channels != current.channels {
         ctx.txn.set_links(check.uuid, &check.channels)?;
     }

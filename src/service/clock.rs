@@ -9,20 +9,27 @@ pub enum Clock {
     /// The operating system's clock.
     System,
     /// `base` plus the tokio time elapsed since `start`; follows `tokio::time::pause`/`advance`.
-    Tokio { base: Timestamp, start: tokio::time::Instant },
+    Tokio {
+        base: Timestamp,
+        start: tokio::time::Instant,
+    },
 }
 
 impl Clock {
     /// A clock that starts at `base` and moves with tokio's time.
     pub fn tokio_at(base: Timestamp) -> Clock {
-        Clock::Tokio { base, start: tokio::time::Instant::now() }
+        Clock::Tokio {
+            base,
+            start: tokio::time::Instant::now(),
+        }
     }
 
     pub fn now(&self) -> Timestamp {
         match self {
             Clock::System => Timestamp::now(),
             Clock::Tokio { base, start } => {
-                let elapsed = SignedDuration::try_from(start.elapsed()).unwrap_or(SignedDuration::MAX);
+                let elapsed =
+                    SignedDuration::try_from(start.elapsed()).unwrap_or(SignedDuration::MAX);
                 base.checked_add(elapsed).unwrap_or(Timestamp::MAX)
             }
         }

@@ -110,7 +110,10 @@ pub const DEFAULT_SITE_ROOT: &str = "http://127.0.0.1:8000";
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Service").field("store", &self.store).field("config", &self.config).finish()
+        f.debug_struct("Service")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -132,7 +135,11 @@ fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreErro
 
 impl Service {
     /// Opens the data directory, loads the state and starts the writer.
-    pub fn open(data_dir: &Path, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
+    pub fn open(
+        data_dir: &Path,
+        config: ServiceConfig,
+        clock: Clock,
+    ) -> Result<Service, StoreError> {
         let store = Arc::new(Store::open(data_dir)?);
         let badge_secret = load_or_create_secret(&store, "badge_secret")?;
         let site_root = match &config.site_root {
@@ -167,12 +174,17 @@ impl Service {
 
     /// Stops the writer after its queue is done and closes the data file cleanly.
     pub fn close(self) {
-        let Service { writer, writer_thread, store, .. } = self;
+        let Service {
+            writer,
+            writer_thread,
+            store,
+            ..
+        } = self;
         drop(writer);
-        if let Some(thread) = writer_thread {
-            if thread.join().is_err() {
-                tracing::error!("the writer thread panicked");
-            }
+        if let Some(thread) = writer_thread
+            && thread.join().is_err()
+        {
+            tracing::error!("the writer thread panicked");
         }
         drop(store);
     }

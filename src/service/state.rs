@@ -45,7 +45,9 @@ pub fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
 pub fn compile(check: &mut Check) {
     check.compiled = match check.kind {
         Kind::Simple => None,
-        Kind::Cron | Kind::OnCalendar => Schedule::parse(&check.schedule, &check.tz).ok().map(Arc::new),
+        Kind::Cron | Kind::OnCalendar => Schedule::parse(&check.schedule, &check.tz)
+            .ok()
+            .map(Arc::new),
     };
 }
 
@@ -91,7 +93,9 @@ impl State {
     }
 
     pub fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
-        self.project_by_ping_key.get(ping_key).and_then(|u| self.projects.get(u))
+        self.project_by_ping_key
+            .get(ping_key)
+            .and_then(|u| self.projects.get(u))
     }
 
     /// Projects in creation order.
@@ -105,7 +109,8 @@ impl State {
         if let Some(old) = self.projects.get(&project.uuid) {
             self.project_by_ping_key.remove(&old.ping_key);
         }
-        self.project_by_ping_key.insert(project.ping_key.clone(), project.uuid);
+        self.project_by_ping_key
+            .insert(project.ping_key.clone(), project.uuid);
         self.projects.insert(project.uuid, project);
     }
 
@@ -124,7 +129,11 @@ impl State {
 
     /// Keys of a project, oldest first.
     pub fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
-        let mut keys: Vec<&ApiKey> = self.api_keys.values().filter(|k| k.project == *project).collect();
+        let mut keys: Vec<&ApiKey> = self
+            .api_keys
+            .values()
+            .filter(|k| k.project == *project)
+            .collect();
         keys.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
         keys
     }
@@ -177,12 +186,24 @@ impl State {
             self.unindex_slug(project, &slug, uuid);
         }
         let uuid = check.uuid;
-        self.checks_by_project.entry(check.project).or_default().insert(check.seq, uuid);
+        self.checks_by_project
+            .entry(check.project)
+            .or_default()
+            .insert(check.seq, uuid);
         if !check.slug.is_empty() {
-            let entry = self.checks_by_slug.entry((check.project, check.slug.clone())).or_default();
+            let entry = self
+                .checks_by_slug
+                .entry((check.project, check.slug.clone()))
+                .or_default();
             entry.push(uuid);
             let checks = &self.checks;
-            entry.sort_by_key(|u| if *u == uuid { check.seq } else { checks.get(u).map_or(0, |c| c.seq) });
+            entry.sort_by_key(|u| {
+                if *u == uuid {
+                    check.seq
+                } else {
+                    checks.get(u).map_or(0, |c| c.seq)
+                }
+            });
         }
         if let Some(bytes) = unique_key_bytes(&check.unique_key()) {
             self.checks_by_unique_key.insert(bytes, uuid);
@@ -229,7 +250,11 @@ impl State {
 
     /// Channels of a project in creation order.
     pub fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
-        let mut list: Vec<&Channel> = self.channels.values().filter(|c| c.project == *project).collect();
+        let mut list: Vec<&Channel> = self
+            .channels
+            .values()
+            .filter(|c| c.project == *project)
+            .collect();
         list.sort_by_key(|c| c.seq);
         list
     }

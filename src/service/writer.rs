@@ -12,9 +12,9 @@ use std::sync::{Arc, RwLock};
 use jiff::Timestamp;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::service::ServiceError;
 use crate::service::clock::Clock;
 use crate::service::state::State;
-use crate::service::ServiceError;
 use crate::store::{Store, StoreError, WriteTxn};
 
 /// Most jobs committed in one transaction.
@@ -94,7 +94,10 @@ impl Writer {
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        self.jobs.send(job(f, reply)).await.map_err(|_| ServiceError::Unavailable)?;
+        self.jobs
+            .send(job(f, reply))
+            .await
+            .map_err(|_| ServiceError::Unavailable)?;
         rx.await.map_err(|_| ServiceError::Unavailable)?
     }
 
@@ -141,7 +144,12 @@ fn commit_batch(batch: &mut Vec<Job>, store: &Store, state: &RwLock<State>, cloc
     let mut completions = Vec::with_capacity(batch.len());
     let failed = {
         let mut guard = state.write().unwrap_or_else(|p| p.into_inner());
-        let mut ctx = WriteCtx { txn: &mut txn, state: &mut guard, now: clock.now(), failed: false };
+        let mut ctx = WriteCtx {
+            txn: &mut txn,
+            state: &mut guard,
+            now: clock.now(),
+            failed: false,
+        };
         for job in batch.drain(..) {
             ctx.now = clock.now();
             completions.push(job(&mut ctx));
@@ -150,14 +158,18 @@ fn commit_batch(batch: &mut Vec<Job>, store: &Store, state: &RwLock<State>, cloc
     };
     let result = if failed {
         let _ = txn.abort();
-        Err(Arc::new(StoreError::Corrupt("a write in this batch failed; nothing was written".into())))
+        Err(Arc::new(StoreError::Corrupt(
+            "a write in this batch failed; nothing was written".into(),
+        )))
     } else {
         txn.commit().map_err(Arc::new)
     };
     if let Err(e) = &result {
         tracing::error!("commit failed, reloading state from the file: {e}");
         match store.load() {
-            Ok(snap) => *state.write().unwrap_or_else(|p| p.into_inner()) = State::from_snapshot(snap),
+            Ok(snap) => {
+                *state.write().unwrap_or_else(|p| p.into_inner()) = State::from_snapshot(snap)
+            }
             Err(e) => tracing::error!("cannot reload state after a failed commit: {e}"),
         }
     }

@@ -20,8 +20,7 @@ use uuid::Uuid;
 
 use crate::model::{ApiKey, Channel, Check, Flip, Ping, Project};
 use records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, PingRecord, ProjectRecord, decode,
-    encode,
+    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, PingRecord, ProjectRecord, decode, encode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -45,15 +44,24 @@ const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> = TableDefinition::new("chec
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("the data directory {0} is in use by another overdue process (is the service running?)")]
+    #[error(
+        "the data directory {0} is in use by another overdue process (is the service running?)"
+    )]
     Locked(PathBuf),
     #[error(
         "{path} has schema version {found}, newer than this release understands ({supported}); \
          upgrade overdue or restore a backup made by this release"
     )]
-    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     #[error("cannot prepare the data directory {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the data file is damaged: {0}")]
     Corrupt(String),
     #[error("storage error: {0}")]
@@ -90,7 +98,6 @@ impl From<redb::DatabaseError> for StoreError {
     }
 }
 
-
 /// Everything the service keeps in memory, as read at start.
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -114,7 +121,10 @@ impl std::fmt::Debug for Store {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io { path: path.to_path_buf(), source }
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl Store {
@@ -122,7 +132,11 @@ impl Store {
     /// 0700 and the file with 0600; the process then holds redb's exclusive lock on it.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         if !dir.exists() {
-            DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io_err(dir))?;
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io_err(dir))?;
         }
         let path = dir.join(DB_FILE);
         if !path.exists() {
@@ -194,15 +208,18 @@ impl Store {
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
             let (_, v) = entry?;
-            snap.projects.push(decode::<ProjectRecord>(v.value(), "project")?.into());
+            snap.projects
+                .push(decode::<ProjectRecord>(v.value(), "project")?.into());
         }
         for entry in txn.open_table(API_KEYS)?.iter()? {
             let (_, v) = entry?;
-            snap.api_keys.push(decode::<ApiKeyRecord>(v.value(), "api key")?.into());
+            snap.api_keys
+                .push(decode::<ApiKeyRecord>(v.value(), "api key")?.into());
         }
         for entry in txn.open_table(CHANNELS)?.iter()? {
             let (_, v) = entry?;
-            snap.channels.push(decode::<ChannelRecord>(v.value(), "channel")?.into());
+            snap.channels
+                .push(decode::<ChannelRecord>(v.value(), "channel")?.into());
         }
         let links = txn.open_table(CHECK_CHANNELS)?;
         let mut link_iter = links.iter()?.peekable();
@@ -222,10 +239,10 @@ impl Store {
                     break;
                 }
             }
-            if let Some(Err(_)) = link_iter.peek() {
-                if let Some(Err(e)) = link_iter.next() {
-                    return Err(e.into());
-                }
+            if let Some(Err(_)) = link_iter.peek()
+                && let Some(Err(e)) = link_iter.next()
+            {
+                return Err(e.into());
             }
             check.channels.sort();
             snap.checks.push(check);
@@ -235,7 +252,9 @@ impl Store {
 
     /// Starts the write transaction of one batch. Blocks while another is open.
     pub fn begin_write(&self) -> Result<WriteTxn, StoreError> {
-        Ok(WriteTxn { txn: self.db.begin_write()? })
+        Ok(WriteTxn {
+            txn: self.db.begin_write()?,
+        })
     }
 
     /// The newest `limit` pings of a check, newest first.
@@ -256,7 +275,10 @@ impl Store {
     pub fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let txn = self.db.begin_read()?;
         let table = txn.open_table(PING_BODIES)?;
-        Ok(table.get(keys::ping_key(check, n))?.map(|v| v.value().to_vec()).filter(|b| !b.is_empty()))
+        Ok(table
+            .get(keys::ping_key(check, n))?
+            .map(|v| v.value().to_vec())
+            .filter(|b| !b.is_empty()))
     }
 
     /// Every stored flip of a check, newest first.
@@ -309,7 +331,9 @@ impl WriteTxn {
 
     pub fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
         let bytes = encode(&ProjectRecord::from(project))?;
-        self.txn.open_table(PROJECTS)?.insert(project.uuid.as_u128(), bytes.as_slice())?;
+        self.txn
+            .open_table(PROJECTS)?
+            .insert(project.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
     }
 
@@ -323,7 +347,9 @@ impl WriteTxn {
         let id = keys::api_key_id(&key.id)
             .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
         let bytes = encode(&ApiKeyRecord::from(key))?;
-        self.txn.open_table(API_KEYS)?.insert(id, bytes.as_slice())?;
+        self.txn
+            .open_table(API_KEYS)?
+            .insert(id, bytes.as_slice())?;
         Ok(())
     }
 
@@ -338,13 +364,18 @@ impl WriteTxn {
     /// so the slug index follows.
     pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
         let bytes = encode(&CheckRecord::from(check))?;
-        self.txn.open_table(CHECKS)?.insert(check.uuid.as_u128(), bytes.as_slice())?;
+        self.txn
+            .open_table(CHECKS)?
+            .insert(check.uuid.as_u128(), bytes.as_slice())?;
         if old_slug != Some(check.slug.as_str()) {
             let mut index = self.txn.open_multimap_table(SLUG_INDEX)?;
             if let Some(old) = old_slug {
                 index.remove(keys::slug_key(check.project, old), check.uuid.as_u128())?;
             }
-            index.insert(keys::slug_key(check.project, &check.slug), check.uuid.as_u128())?;
+            index.insert(
+                keys::slug_key(check.project, &check.slug),
+                check.uuid.as_u128(),
+            )?;
         }
         Ok(())
     }
@@ -358,10 +389,14 @@ impl WriteTxn {
             .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
         let (lo, hi) = keys::check_range24(id);
         for table in [PINGS, PING_BODIES, FLIPS] {
-            self.txn.open_table(table)?.retain_in(lo..=hi, |_, _| false)?;
+            self.txn
+                .open_table(table)?
+                .retain_in(lo..=hi, |_, _| false)?;
         }
         let (lo, hi) = keys::check_range32(id);
-        self.txn.open_table(CHECK_CHANNELS)?.retain_in(lo..=hi, |_, _| false)?;
+        self.txn
+            .open_table(CHECK_CHANNELS)?
+            .retain_in(lo..=hi, |_, _| false)?;
         Ok(())
     }
 
@@ -378,13 +413,17 @@ impl WriteTxn {
 
     /// Removes one link (used when a channel is deleted).
     pub fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.txn.open_table(CHECK_CHANNELS)?.remove(keys::link_key(check, channel))?;
+        self.txn
+            .open_table(CHECK_CHANNELS)?
+            .remove(keys::link_key(check, channel))?;
         Ok(())
     }
 
     pub fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
         let bytes = encode(&ChannelRecord::from(channel))?;
-        self.txn.open_table(CHANNELS)?.insert(channel.uuid.as_u128(), bytes.as_slice())?;
+        self.txn
+            .open_table(CHANNELS)?
+            .insert(channel.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
     }
 
@@ -410,7 +449,9 @@ impl WriteTxn {
         let lo = keys::ping_key(check, 0);
         let hi = keys::ping_key(check, keep_from);
         for table in [PINGS, PING_BODIES] {
-            self.txn.open_table(table)?.retain_in(lo..hi, |_, _| false)?;
+            self.txn
+                .open_table(table)?
+                .retain_in(lo..hi, |_, _| false)?;
         }
         Ok(())
     }
@@ -420,11 +461,17 @@ impl WriteTxn {
     pub fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(FLIPS)?;
         let mut record = FlipRecord::from(flip);
-        while table.get(keys::flip_key(flip.check, record.created_us))?.is_some() {
+        while table
+            .get(keys::flip_key(flip.check, record.created_us))?
+            .is_some()
+        {
             record.created_us += 1;
         }
         let bytes = encode(&record)?;
-        table.insert(keys::flip_key(flip.check, record.created_us), bytes.as_slice())?;
+        table.insert(
+            keys::flip_key(flip.check, record.created_us),
+            bytes.as_slice(),
+        )?;
         Ok(())
     }
 

@@ -286,12 +286,23 @@ impl From<&Channel> for ChannelRecord {
 impl From<ChannelRecord> for Channel {
     fn from(r: ChannelRecord) -> Self {
         let setting = |key: &str| {
-            r.settings.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
+            r.settings
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
         };
         let config = match r.kind.as_str() {
-            "email" => ChannelConfig::Email { address: setting("address") },
-            "webhook" => ChannelConfig::Webhook { url: setting("url") },
-            _ => ChannelConfig::Other { kind: r.kind.clone(), settings: r.settings.clone() },
+            "email" => ChannelConfig::Email {
+                address: setting("address"),
+            },
+            "webhook" => ChannelConfig::Webhook {
+                url: setting("url"),
+            },
+            _ => ChannelConfig::Other {
+                kind: r.kind.clone(),
+                settings: r.settings.clone(),
+            },
         };
         Channel {
             uuid: Uuid::from_u128(r.uuid),

@@ -1,0 +1,292 @@
+//! Authentication of the Management API (reference-behavior §1.1-1.2), over HTTP.
+
+mod common;
+
+use common::{TestServer, status_json};
+use reqwest::Method;
+use serde_json::json;
+
+#[tokio::test]
+async fn missing_short_and_wrong_keys_are_401_with_their_messages() {
+    let s = TestServer::start().await;
+    let (code, doc) =
+        status_json(s.anon(Method::GET, "/api/v3/checks/").send().await.unwrap()).await;
+    assert_eq!((code, doc), (401, json!({"error": "missing api key"})));
+    let r = s
+        .anon(Method::GET, "/api/v3/checks/")
+        .header("X-Api-Key", "short")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (401, json!({"error": "missing api key"}))
+    );
+    let r = s
+        .anon(Method::GET, "/api/v3/checks/")
+        .header("X-Api-Key", format!("hcw_{}", "x".repeat(28)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (401, json!({"error": "wrong api key"}))
+    );
+    // A key of the right length but foreign format is wrong, not missing.
+    let r = s
+        .anon(Method::GET, "/api/v3/checks/")
+        .header("X-Api-Key", "Y".repeat(32))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (401, json!({"error": "wrong api key"}))
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn body_errors_come_before_authentication() {
+    let s = TestServer::start().await;
+    let r = s
+        .anon(Method::POST, "/api/v3/checks/")
+        .body("this is not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (400, json!({"error": "could not parse request body"}))
+    );
+    let r = s
+        .anon(Method::POST, "/api/v3/checks/")
+        .body("[1,2,3]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (
+            400,
+            json!({"error": "json validation error: value is not an object"})
+        )
+    );
+    let r = s
+        .anon(Method::POST, "/api/v3/checks/")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_json(r).await,
+        (401, json!({"error": "missing api key"}))
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn key_in_body_works_for_writes_but_not_reads() {
+    let s = TestServer::start().await;
+    let r = s
+        .anon(Method::POST, "/api/v3/checks/")
+        .json(&json!({"api_key": s.rw, "name": "a"}))
+        .send()
+        .await
+        .unwrap();
+    let (code, doc) = status_json(r).await;
+    assert_eq!(code, 201);
+    let uuid = doc["uuid"].as_str().unwrap().to_string();
+    let r = s
+        .anon(Method::POST, &format!("/api/v3/checks/{uuid}/pause"))
+        .json(&json!({"api_key": s.rw}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // The header wins over the body.
+    let r = s
+        .anon(Method::POST, &format!("/api/v3/checks/{uuid}"))
+        .header("X-Api-Key", "Z".repeat(32))
+        .json(&json!({"api_key": s.rw, "name": "b"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(s.get_check(&uuid).await["name"], "a");
+    // GET ignores bodies entirely.
+    let r = s
+        .anon(Method::GET, "/api/v3/checks/")
+        .json(&json!({"api_key": s.rw}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn read_only_key_reads_reduced_checks_and_cannot_write() {
+    let s = TestServer::start().await;
+    let created = s.create(json!({"name": "ro"})).await;
+    let uuid = created["uuid"].as_str().unwrap().to_string();
+    let r = s.ro(Method::GET, "/api/v3/checks/").send().await.unwrap();
+    let text = r.text().await.unwrap();
+    assert!(!text.contains(&uuid), "read-only list reveals the UUID");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let key = doc["checks"][0]["unique_key"].as_str().unwrap().to_string();
+    for field in [
+        "uuid",
+        "ping_url",
+        "update_url",
+        "pause_url",
+        "resume_url",
+        "channels",
+    ] {
+        assert!(doc["checks"][0].get(field).is_none(), "{field}");
+    }
+    let (code, by_key) = status_json(
+        s.ro(Method::GET, &format!("/api/v3/checks/{key}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(by_key["unique_key"], key.as_str());
+    let (_, rw_by_key) = status_json(
+        s.rw(Method::GET, &format!("/api/v3/checks/{key}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(rw_by_key["uuid"], uuid.as_str());
+    for (method, path) in [
+        (Method::POST, "/api/v3/checks/".to_string()),
+        (Method::POST, format!("/api/v3/checks/{uuid}")),
+        (Method::DELETE, format!("/api/v3/checks/{uuid}")),
+        (Method::POST, format!("/api/v3/checks/{uuid}/pause")),
+        (Method::GET, format!("/api/v3/checks/{uuid}/pings/")),
+        (Method::GET, "/api/v3/channels/".to_string()),
+    ] {
+        let r = s
+            .ro(method.clone(), &path)
+            .json(&json!({"name": "changed"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            status_json(r).await,
+            (401, json!({"error": "wrong api key"})),
+            "{method} {path}"
+        );
+    }
+    assert_eq!(s.get_check(&uuid).await["name"], "ro");
+    assert_eq!(
+        s.ro(Method::GET, "/api/v3/badges/")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        s.ro(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_new_key_works_at_once_and_a_removed_one_stops_at_once() {
+    let s = TestServer::start().await;
+    let new = s.service.add_key("default", false, "test").await.unwrap();
+    let get = |key: String| {
+        let req = s
+            .anon(Method::GET, "/api/v3/checks/")
+            .header("X-Api-Key", key);
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(get(new.plaintext.clone()).await, 200);
+    assert_eq!(get(new.plaintext.clone()).await, 200); // now from the cache
+    s.service.remove_key("default", &new.key.id).await.unwrap();
+    assert_eq!(get(new.plaintext.clone()).await, 401);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn keys_of_one_project_do_not_reach_another() {
+    let s = TestServer::start().await;
+    let created = s.create(json!({"name": "mine"})).await;
+    let uuid = created["uuid"].as_str().unwrap();
+    s.service.add_project("other").await.unwrap();
+    let other = s.service.add_key("other", false, "").await.unwrap();
+    let r = s
+        .anon(Method::GET, &format!("/api/v3/checks/{uuid}"))
+        .header("X-Api-Key", &other.plaintext)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = s
+        .anon(Method::DELETE, &format!("/api/v3/checks/{uuid}"))
+        .header("X-Api-Key", &other.plaintext)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = s
+        .anon(Method::GET, "/api/v3/checks/")
+        .header("X-Api-Key", &other.plaintext)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status_json(r).await.1, json!({"checks": []}));
+    assert_eq!(s.list().await.len(), 1);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn rate_limit_answers_429_with_retry_after() {
+    let s = TestServer::start_with(common::Options {
+        api: overdue::api::ApiConfig {
+            api_rate_limit: 3,
+            trust_proxy: false,
+        },
+        ..Default::default()
+    })
+    .await;
+    for _ in 0..3 {
+        assert_eq!(
+            s.rw(Method::GET, "/api/v3/checks/")
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
+    }
+    let r = s.rw(Method::GET, "/api/v3/checks/").send().await.unwrap();
+    assert_eq!(r.status(), 429);
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry));
+    assert_eq!(r.headers()["access-control-allow-origin"], "*");
+    // Another key has its own budget.
+    assert_eq!(
+        s.ro(Method::GET, "/api/v3/checks/")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    s.stop().await;
+}

@@ -1,0 +1,170 @@
+//! Test harness: a real server on 127.0.0.1:0 over a temporary data directory, and an HTTP
+//! client that talks to it like any other client.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use overdue::api::{ApiConfig, App};
+use overdue::service::{Clock, Service, ServiceConfig};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub struct TestServer {
+    pub base: String,
+    pub rw: String,
+    pub ro: String,
+    pub ping_key: String,
+    pub service: Arc<Service>,
+    pub http: reqwest::Client,
+    pub dir: tempfile::TempDir,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+pub struct Options {
+    pub api: ApiConfig,
+    pub service: ServiceConfig,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            api: ApiConfig {
+                api_rate_limit: 0,
+                trust_proxy: false,
+            },
+            service: ServiceConfig::default(),
+        }
+    }
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::start_with(Options::default()).await
+    }
+
+    pub async fn start_with(mut opts: Options) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        opts.service.site_root = Some(base.clone());
+        let service =
+            Arc::new(Service::open(dir.path(), opts.service, Clock::System).expect("open"));
+        let (project, rw, ro) = service
+            .ensure_default_project()
+            .await
+            .expect("default project")
+            .expect("created");
+        let app = Arc::new(App::new(service.clone(), opts.api));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(overdue::server::run(
+            listener,
+            app,
+            async move {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(5),
+        ));
+        TestServer {
+            base,
+            rw: rw.plaintext,
+            ro: ro.plaintext,
+            ping_key: project.ping_key,
+            service,
+            http: reqwest::Client::new(),
+            dir,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// Stops the server, closes the data file and hands back the data directory.
+    pub async fn shutdown(mut self) -> tempfile::TempDir {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        let TestServer { service, dir, .. } = self;
+        match Arc::try_unwrap(service) {
+            Ok(service) => service.close(),
+            Err(_) => panic!("the service is still shared after shutdown"),
+        }
+        dir
+    }
+
+    /// A request with the read-write key.
+    pub fn rw(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("X-Api-Key", &self.rw)
+    }
+
+    pub fn ro(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("X-Api-Key", &self.ro)
+    }
+
+    pub fn anon(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, self.url(path))
+    }
+
+    pub async fn create(&self, body: Value) -> Value {
+        let r = self
+            .rw(reqwest::Method::POST, "/api/v3/checks/")
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert!(r.status().is_success(), "create failed: {}", r.status());
+        r.json().await.expect("json")
+    }
+
+    pub async fn get_check(&self, uuid: &str) -> Value {
+        let r = self
+            .rw(reqwest::Method::GET, &format!("/api/v3/checks/{uuid}"))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 200);
+        r.json().await.expect("json")
+    }
+
+    pub async fn list(&self) -> Vec<Value> {
+        let r = self
+            .rw(reqwest::Method::GET, "/api/v3/checks/")
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 200);
+        let doc: Value = r.json().await.expect("json");
+        doc["checks"].as_array().expect("array").clone()
+    }
+}
+
+/// Status and JSON body of a response.
+pub async fn status_json(r: reqwest::Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
