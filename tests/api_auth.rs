@@ -255,7 +255,7 @@ async fn rate_limit_answers_429_with_retry_after() {
     let s = TestServer::start_with(common::Options {
         api: overdue::api::ApiConfig {
             api_rate_limit: 3,
-            trust_proxy: false,
+            ..Default::default()
         },
         ..Default::default()
     })

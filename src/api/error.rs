@@ -36,7 +36,10 @@ impl From<ServiceError> for ApiError {
         match e {
             ServiceError::NotFound => ApiError::NotFound,
             ServiceError::Forbidden => ApiError::Forbidden,
-            ServiceError::NotPaused => ApiError::Conflict(e.to_string()),
+            ServiceError::NotPaused | ServiceError::AmbiguousSlug => {
+                ApiError::Conflict(e.to_string())
+            }
+            ServiceError::InvalidUrl => ApiError::BadRequest(e.to_string()),
             ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
                 ApiError::BadRequest(e.to_string())
             }

@@ -1,5 +1,6 @@
 //! The HTTP surface: one warp filter that hands every request to [`handle`], which routes it
-//! to the Management API (`/api/v1|v2|v3/...`), or answers 404. Handlers are plain async
+//! to the Pinging API (`/ping/...`, in `crate::ping`), the Management API
+//! (`/api/v1|v2|v3/...`), or answers 404. Handlers are plain async
 //! functions over [`Request`]; errors become responses only in [`error`].
 
 pub mod auth;
@@ -36,6 +37,8 @@ pub struct ApiConfig {
     pub api_rate_limit: u32,
     /// Take the client address and scheme from `X-Forwarded-For`/`X-Forwarded-Proto`.
     pub trust_proxy: bool,
+    /// Pings per minute per check; 0 = no limit (decision 8).
+    pub ping_rate_limit: u32,
 }
 
 impl Default for ApiConfig {
@@ -43,6 +46,7 @@ impl Default for ApiConfig {
         ApiConfig {
             api_rate_limit: DEFAULT_API_RATE_LIMIT,
             trust_proxy: false,
+            ping_rate_limit: 0,
         }
     }
 }
@@ -51,13 +55,18 @@ impl Default for ApiConfig {
 pub struct App {
     pub service: Arc<Service>,
     pub limiter: ratelimit::RateLimiter,
+    /// Per-check ping limit, when configured.
+    pub ping_limiter: Option<ratelimit::RateLimiter>,
     pub config: ApiConfig,
 }
 
 impl App {
     pub fn new(service: Arc<Service>, config: ApiConfig) -> App {
+        let ping_limiter = (config.ping_rate_limit > 0)
+            .then(|| ratelimit::RateLimiter::new(config.ping_rate_limit));
         App {
             service,
+            ping_limiter,
             limiter: ratelimit::RateLimiter::new(config.api_rate_limit),
             config,
         }
@@ -168,6 +177,9 @@ pub async fn handle(
     remote: Option<SocketAddr>,
     body: BodyStream,
 ) -> Response {
+    if let Some(rest) = path.strip_prefix("/ping/") {
+        return crate::ping::handle(&app, method, rest, &query, &headers, remote, body).await;
+    }
     let Some((version, route)) = router::parse(&path) else {
         return not_found();
     };

@@ -39,6 +39,14 @@ pub struct ServeArgs {
     /// Trust X-Forwarded-For and X-Forwarded-Proto (only behind a reverse proxy).
     #[arg(long, env = "OVERDUE_TRUST_PROXY")]
     pub trust_proxy: bool,
+    /// Pings per minute per check; more are answered `OK (rate-limited)` and not recorded. 0 = off.
+    #[arg(
+        long,
+        env = "OVERDUE_PING_RATE_LIMIT",
+        default_value_t = 0,
+        value_name = "N"
+    )]
+    pub ping_rate_limit: u32,
     /// Seconds that open requests get to finish at shutdown.
     #[arg(
         long,
@@ -110,6 +118,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let control_listener = control::bind(&data)
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
+    let prune_task = tokio::spawn(crate::ping::prune::run(service.clone()));
     tracing::info!(
         "overdue {} listening on http://{addr} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -120,6 +129,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         ApiConfig {
             api_rate_limit: args.api_rate_limit,
             trust_proxy: args.trust_proxy,
+            ping_rate_limit: args.ping_rate_limit,
         },
     ));
     crate::server::run(
@@ -129,8 +139,10 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
-    control_task.abort();
-    let _ = control_task.await;
+    for task in [control_task, prune_task] {
+        task.abort();
+        let _ = task.await;
+    }
     let _ = std::fs::remove_file(control::socket_path(&data));
     match Arc::try_unwrap(service) {
         Ok(service) => service.close(),

@@ -57,3 +57,189 @@ pub struct Flip {
     /// `""`, `"fail"` or `"timeout"`.
     pub reason: String,
 }
+
+/// Applies a classified ping to its check (reference-behavior §4.4) and numbers it.
+/// Returns the ping's `n` and the flip it causes, if any. `kind` must already account for
+/// the URL, the method and keyword filters; a paused check with `manual_resume` turns it into
+/// [`PingKind::Ignored`] here, because that rule beats every other.
+pub fn record(
+    check: &mut crate::model::Check,
+    kind: PingKind,
+    rid: Option<Uuid>,
+    now: Timestamp,
+) -> (PingKind, u64, Option<Flip>) {
+    let kind = if check.status == StoredStatus::Paused && check.manual_resume {
+        PingKind::Ignored
+    } else {
+        kind
+    };
+    let mut flip = None;
+    match kind {
+        PingKind::Start => {
+            check.last_start = Some(now);
+            check.last_start_rid = rid;
+        }
+        PingKind::Success | PingKind::Fail => {
+            check.last_ping = Some(now);
+            check.last_duration = None;
+            if let Some(start) = check.last_start {
+                if check.last_start_rid == rid {
+                    check.last_duration = Some(now.duration_since(start));
+                    check.last_start = None;
+                    check.last_start_rid = None;
+                } else if kind == PingKind::Fail || rid.is_none() {
+                    check.last_start = None;
+                    check.last_start_rid = None;
+                }
+            }
+            let new_status = if kind == PingKind::Fail {
+                StoredStatus::Down
+            } else {
+                StoredStatus::Up
+            };
+            if new_status != check.status {
+                flip = Some(Flip {
+                    check: check.uuid,
+                    created: now,
+                    old_status: check.status,
+                    new_status,
+                    reason: if kind == PingKind::Fail {
+                        "fail".into()
+                    } else {
+                        String::new()
+                    },
+                });
+                check.status = new_status;
+            }
+        }
+        PingKind::Log | PingKind::Ignored => {}
+    }
+    check.n_pings += 1;
+    (kind, check.n_pings, flip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Check;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("ts")
+    }
+
+    fn check() -> Check {
+        Check::new(
+            Uuid::from_u128(1),
+            Uuid::nil(),
+            1,
+            ts("2020-01-01T00:00:00Z"),
+            Uuid::nil(),
+        )
+    }
+
+    #[test]
+    fn success_on_new_check_goes_up_with_a_flip() {
+        let mut c = check();
+        let (kind, n, flip) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:01:00Z"));
+        assert_eq!((kind, n), (PingKind::Success, 1));
+        let flip = flip.expect("new -> up flips");
+        assert_eq!(
+            (flip.old_status, flip.new_status),
+            (StoredStatus::New, StoredStatus::Up)
+        );
+        assert_eq!(c.last_ping, Some(ts("2020-01-01T00:01:00Z")));
+        let (_, n, flip) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:02:00Z"));
+        assert_eq!(n, 2);
+        assert!(flip.is_none(), "up -> up is no flip");
+    }
+
+    #[test]
+    fn fail_goes_down_with_reason() {
+        let mut c = check();
+        let (_, _, flip) = record(&mut c, PingKind::Fail, None, ts("2020-01-01T00:01:00Z"));
+        let flip = flip.expect("flip");
+        assert_eq!(
+            (flip.new_status, flip.reason.as_str()),
+            (StoredStatus::Down, "fail")
+        );
+        assert_eq!(c.status, StoredStatus::Down);
+        let (_, _, again) = record(&mut c, PingKind::Fail, None, ts("2020-01-01T00:02:00Z"));
+        assert!(again.is_none(), "down -> down is no flip");
+    }
+
+    #[test]
+    fn start_then_matching_success_measures_duration() {
+        let mut c = check();
+        let rid = Some(Uuid::from_u128(9));
+        record(&mut c, PingKind::Start, rid, ts("2020-01-01T00:00:00Z"));
+        assert_eq!(c.status, StoredStatus::New);
+        assert!(c.last_ping.is_none());
+        record(
+            &mut c,
+            PingKind::Success,
+            Some(Uuid::from_u128(8)),
+            ts("2020-01-01T00:00:05Z"),
+        );
+        assert!(
+            c.last_start.is_some(),
+            "another run's success keeps the start"
+        );
+        assert!(c.last_duration.is_none());
+        record(&mut c, PingKind::Success, rid, ts("2020-01-01T00:00:10Z"));
+        assert_eq!(c.last_duration, Some(jiff::SignedDuration::from_secs(10)));
+        assert!(c.last_start.is_none());
+    }
+
+    #[test]
+    fn success_without_rid_or_fail_clears_a_foreign_start() {
+        let mut c = check();
+        record(
+            &mut c,
+            PingKind::Start,
+            Some(Uuid::from_u128(9)),
+            ts("2020-01-01T00:00:00Z"),
+        );
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:05Z"));
+        assert!(c.last_start.is_none() && c.last_duration.is_none());
+        record(
+            &mut c,
+            PingKind::Start,
+            Some(Uuid::from_u128(9)),
+            ts("2020-01-01T00:00:06Z"),
+        );
+        record(
+            &mut c,
+            PingKind::Fail,
+            Some(Uuid::from_u128(7)),
+            ts("2020-01-01T00:00:07Z"),
+        );
+        assert!(c.last_start.is_none() && c.last_duration.is_none());
+    }
+
+    #[test]
+    fn log_and_ignored_only_count() {
+        let mut c = check();
+        for kind in [PingKind::Log, PingKind::Ignored] {
+            let (k, _, flip) = record(&mut c, kind, None, ts("2020-01-01T00:00:00Z"));
+            assert_eq!(k, kind);
+            assert!(flip.is_none());
+        }
+        assert_eq!(c.n_pings, 2);
+        assert_eq!(c.status, StoredStatus::New);
+        assert!(c.last_ping.is_none());
+    }
+
+    #[test]
+    fn manual_resume_ignores_everything_while_paused() {
+        let mut c = check();
+        c.status = StoredStatus::Paused;
+        c.manual_resume = true;
+        let (k, _, flip) = record(&mut c, PingKind::Fail, None, ts("2020-01-01T00:00:00Z"));
+        assert_eq!(k, PingKind::Ignored);
+        assert!(flip.is_none());
+        assert_eq!(c.status, StoredStatus::Paused);
+        c.manual_resume = false;
+        let (_, _, flip) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:01Z"));
+        assert_eq!(flip.map(|f| f.old_status), Some(StoredStatus::Paused));
+    }
+}

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod auth;
 pub mod checks;
 pub mod clock;
+pub mod pings;
 pub mod state;
 pub mod writer;
 
@@ -54,6 +55,12 @@ pub enum ServiceError {
     Forbidden,
     #[error("check is not paused")]
     NotPaused,
+    /// A slug ping names a slug that several checks of the project share.
+    #[error("ambiguous slug")]
+    AmbiguousSlug,
+    /// A ping URL that routes but cannot be accepted (exit status above 255).
+    #[error("invalid url format")]
+    InvalidUrl,
     #[error("json validation error: {0}")]
     Invalid(#[from] SpecError),
     /// A client error with its message (e.g. channel identifiers).

@@ -152,6 +152,11 @@ impl State {
         self.checks.get(uuid)
     }
 
+    /// Every check, in no particular order.
+    pub fn all_checks(&self) -> impl Iterator<Item = &Check> {
+        self.checks.values()
+    }
+
     pub fn check_count(&self) -> usize {
         self.checks.len()
     }

@@ -33,7 +33,7 @@ impl Default for Options {
         Options {
             api: ApiConfig {
                 api_rate_limit: 0,
-                trust_proxy: false,
+                ..Default::default()
             },
             service: ServiceConfig::default(),
         }

@@ -1,0 +1,205 @@
+//! The Pinging API: `/ping/...` requests from monitored jobs. Parses the URL and query,
+//! keeps the first `ping_body_limit` bytes of the body, and hands the ping to the service,
+//! answering only after it is durable (decision 1 for the answer's shape).
+
+pub mod classify;
+pub mod prune;
+pub mod route;
+
+use std::net::SocketAddr;
+
+use warp::http::header::{CACHE_CONTROL, EXPIRES, HeaderValue};
+use warp::http::{HeaderMap, Method, StatusCode};
+use warp::reply::Response;
+
+use crate::api::response::text_response;
+use crate::api::{App, BodyStream, read_body};
+use crate::model::limits::USER_AGENT_MAX_CHARS;
+use crate::service::ServiceError;
+use crate::service::pings::PingRequest;
+use route::Target;
+
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// A ping answer with the never-cache headers; successful ones also allow any origin and
+/// state the body limit.
+fn answer(app: &App, status: StatusCode, body: &'static str) -> Response {
+    let mut resp = text_response(status, TEXT, body);
+    let h = resp.headers_mut();
+    h.insert(
+        CACHE_CONTROL,
+        HeaderValue::from_static("max-age=0, no-cache, no-store, must-revalidate, private"),
+    );
+    let now = jiff::Timestamp::now()
+        .strftime("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    if let Ok(v) = HeaderValue::from_str(&now) {
+        h.insert(EXPIRES, v);
+    }
+    if status.is_success() {
+        h.insert("Access-Control-Allow-Origin", HeaderValue::from_static("*"));
+        if let Ok(v) = HeaderValue::from_str(&app.service.config().ping_body_limit.to_string()) {
+            h.insert("Ping-Body-Limit", v);
+        }
+    }
+    resp
+}
+
+fn error_answer(app: &App, e: &ServiceError) -> Response {
+    match e {
+        ServiceError::NotFound => answer(app, StatusCode::NOT_FOUND, "not found"),
+        ServiceError::AmbiguousSlug => answer(app, StatusCode::CONFLICT, "ambiguous slug"),
+        ServiceError::InvalidUrl => answer(app, StatusCode::BAD_REQUEST, "invalid url format"),
+        ServiceError::Busy => {
+            let mut r = answer(app, StatusCode::SERVICE_UNAVAILABLE, "busy, try again");
+            r.headers_mut()
+                .insert("Retry-After", HeaderValue::from_static("1"));
+            r
+        }
+        other => {
+            tracing::error!("ping not recorded: {other}");
+            answer(app, StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        }
+    }
+}
+
+/// The client's address and scheme: from the proxy headers only when they are trusted.
+fn client(app: &App, headers: &HeaderMap, remote: Option<SocketAddr>) -> (Option<String>, String) {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let socket = remote.map(|a| a.ip().to_string());
+    if !app.config.trust_proxy {
+        return (socket, "http".into());
+    }
+    let addr = match header("x-forwarded-for") {
+        Some(list) => {
+            let first = list.split(',').next().unwrap_or("").to_string();
+            Some(strip_port(&first))
+        }
+        None => socket,
+    };
+    (
+        addr,
+        header("x-forwarded-proto").unwrap_or_else(|| "http".into()),
+    )
+}
+
+/// `1.2.3.4:5678` → `1.2.3.4`; anything else unchanged (reference §4.3 step 3).
+fn strip_port(addr: &str) -> String {
+    if addr.parse::<std::net::IpAddr>().is_ok() {
+        return addr.to_string();
+    }
+    match addr.rsplit_once(':') {
+        Some((ip, _)) if ip.split('.').count() == 4 && ip.parse::<std::net::Ipv4Addr>().is_ok() => {
+            ip.to_string()
+        }
+        _ => addr.to_string(),
+    }
+}
+
+/// Handles `/ping/<rest>`.
+pub async fn handle(
+    app: &App,
+    method: Method,
+    rest: &str,
+    query: &str,
+    headers: &HeaderMap,
+    remote: Option<SocketAddr>,
+    body: BodyStream,
+) -> Response {
+    let Some(route) = route::parse(rest) else {
+        return answer(app, StatusCode::NOT_FOUND, "not found");
+    };
+    if let Target::Slug { slug, .. } = &route.target
+        && slug.bytes().any(|b| b.is_ascii_uppercase())
+    {
+        return answer(app, StatusCode::BAD_REQUEST, "invalid url format");
+    }
+    let mut rid = None;
+    let mut create = false;
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "rid" => rid = Some(v.into_owned()),
+            "create" => create = v == "1",
+            _ => {}
+        }
+    }
+    // Unknown UUIDs are answered from memory, without a trip through the writer.
+    if let Target::Uuid(u) = &route.target
+        && app.service.read(|s| s.check(u).is_none())
+    {
+        return answer(app, StatusCode::NOT_FOUND, "not found");
+    }
+    let rid = match rid {
+        None => None,
+        Some(text) => match uuid::Uuid::try_parse(&text) {
+            Ok(u) if text.len() == 36 => Some(u),
+            _ => return answer(app, StatusCode::BAD_REQUEST, "invalid uuid format"),
+        },
+    };
+    let limit = app.service.config().ping_body_limit;
+    let body = match read_body(body, limit).await {
+        Ok((bytes, _)) => bytes,
+        Err(_) => return answer(app, StatusCode::BAD_REQUEST, "could not read request body"),
+    };
+    if let Some(limiter) = &app.ping_limiter {
+        let key = match &route.target {
+            Target::Uuid(u) => Some(*u),
+            Target::Slug { ping_key, slug } => app.service.read(|s| {
+                let project = s.project_by_ping_key(ping_key)?.uuid;
+                match s.checks_by_slug(&project, slug).as_slice() {
+                    [one] => Some(one.uuid),
+                    _ => None,
+                }
+            }),
+        };
+        if let Some(check) = key
+            && limiter.check(&check.to_string()).is_err()
+        {
+            return answer(app, StatusCode::OK, "OK (rate-limited)");
+        }
+    }
+    let (remote_addr, scheme) = client(app, headers, remote);
+    let ua = headers
+        .get("user-agent")
+        .map(|v| {
+            String::from_utf8_lossy(v.as_bytes())
+                .chars()
+                .take(USER_AGENT_MAX_CHARS)
+                .collect()
+        })
+        .unwrap_or_default();
+    let request = PingRequest {
+        target: route.target,
+        create,
+        signal: route.signal,
+        method: method.as_str().to_string(),
+        scheme,
+        remote_addr,
+        ua,
+        rid,
+        body,
+    };
+    match app.service.record_ping(request).await {
+        Ok(outcome) if outcome.created => answer(app, StatusCode::CREATED, "Created"),
+        Ok(_) => answer(app, StatusCode::OK, "OK"),
+        Err(e) => error_answer(app, &e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_port;
+
+    #[test]
+    fn forwarded_addresses_like_the_reference() {
+        assert_eq!(strip_port("1.1.1.1"), "1.1.1.1");
+        assert_eq!(strip_port("2001::1"), "2001::1");
+        assert_eq!(strip_port("1.1.1.1:1234"), "1.1.1.1");
+        assert_eq!(strip_port("::ffff:1.1.1.1"), "::ffff:1.1.1.1");
+        assert_eq!(strip_port("garbage"), "garbage");
+    }
+}

@@ -1,0 +1,943 @@
+//! The `overdue` binary as a user (or a script) runs it: the admin subcommands against a
+//! stopped service and through the control socket of a running one, and `serve` itself
+//! (start, refusing a busy data directory or port, SIGTERM).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_overdue");
+/// Every environment variable the binary reads; cleared so the caller's shell cannot leak in.
+const OVERDUE_VARS: &[&str] = &[
+    "OVERDUE_DATA",
+    "OVERDUE_LISTEN",
+    "OVERDUE_SITE_ROOT",
+    "OVERDUE_API_RATE_LIMIT",
+    "OVERDUE_PING_BODY_LIMIT",
+    "OVERDUE_PING_LOG",
+    "OVERDUE_TRUST_PROXY",
+    "OVERDUE_SHUTDOWN_GRACE",
+    "OVERDUE_LOG",
+];
+const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
+
+fn base_command() -> Command {
+    let mut cmd = Command::new(BIN);
+    for var in OVERDUE_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Result of one finished command.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from_output(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Asserts success and returns stdout.
+    fn ok(self) -> String {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "expected success\nstdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        self.stdout
+    }
+
+    /// Asserts success and parses stdout as JSON.
+    fn json(self) -> Value {
+        let out = self.ok();
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    /// Asserts exit code 1 with an `overdue: ...` message on stderr and nothing on stdout;
+    /// returns stderr.
+    fn fails(self) -> String {
+        assert_eq!(
+            self.code,
+            Some(1),
+            "expected exit code 1\nstdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        assert!(self.stdout.is_empty(), "stdout on failure: {}", self.stdout);
+        assert!(
+            self.stderr.starts_with("overdue: ") && self.stderr.ends_with('\n'),
+            "stderr should be one `overdue: ...` message: {:?}",
+            self.stderr
+        );
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+        self.stderr
+    }
+}
+
+/// `overdue --data DIR ARGS...`
+fn overdue(data: &Path, args: &[&str]) -> Run {
+    let out = base_command()
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run overdue");
+    Run::from_output(out)
+}
+
+fn is_url_safe(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("addr").port()
+}
+
+/// Collects everything a pipe delivers, on a thread of its own so the child never blocks.
+fn drain(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let buf = Arc::new(Mutex::new(String::new()));
+    let sink = buf.clone();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut line = String::new();
+        while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+            sink.lock().expect("lock").push_str(&line);
+            line.clear();
+        }
+    });
+    buf
+}
+
+/// A running (or exited) `overdue serve`; killed when dropped, whatever the test did.
+struct Serve {
+    child: Child,
+    port: u16,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Serve {
+    /// Spawns `overdue --data DIR serve --listen 127.0.0.1:PORT --api-rate-limit 0`.
+    fn spawn(data: &Path, port: u16) -> Serve {
+        let mut child = base_command()
+            .arg("--data")
+            .arg(data)
+            .args(["serve", "--api-rate-limit", "0", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn overdue serve");
+        let stdout = drain(child.stdout.take().expect("stdout"));
+        let stderr = drain(child.stderr.take().expect("stderr"));
+        Serve {
+            child,
+            port,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Starts a service on a free port and waits until `/api/v3/status/` answers 200.
+    fn start(data: &Path) -> Serve {
+        // The port is free when picked but could be taken before the child binds it: retry
+        // on that one failure.
+        for _ in 0..3 {
+            let mut serve = Serve::spawn(data, free_port());
+            if serve.wait_ready() {
+                return serve;
+            }
+            let stderr = serve.stderr();
+            if !stderr.contains("cannot listen") {
+                panic!(
+                    "serve did not start\nstdout: {}\nstderr: {stderr}",
+                    serve.stdout()
+                );
+            }
+        }
+        panic!("could not find a free port for serve");
+    }
+
+    /// Polls the status endpoint until 200 (true) or the process exits (false).
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + STARTUP_DEADLINE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // Give the drain threads a moment to collect the last lines.
+                let _ = wait_until(Duration::from_secs(2), || !self.stderr().is_empty());
+                eprintln!("serve exited early with {status}");
+                return false;
+            }
+            if let Ok((200, _)) = try_http(self.port, "GET", "/api/v3/status/", None, None) {
+                return true;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve not ready after {STARTUP_DEADLINE:?}\nstderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stdout(&self) -> String {
+        self.stdout.lock().expect("lock").clone()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().expect("lock").clone()
+    }
+
+    /// The read-write key printed at first start.
+    fn first_start_key(&self, label: &str) -> String {
+        let out = self.stdout();
+        let line = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .unwrap_or_else(|| panic!("no {label:?} line in serve's stdout:\n{out}"));
+        line.trim().to_string()
+    }
+
+    fn http(&self, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Response {
+        http(self.port, method, path, key, body)
+    }
+
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// Waits for the process to exit, up to `limit`.
+    fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve still running after {limit:?}\nstderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Polls `cond` every 10 ms until it holds or `limit` passes; whether it held.
+fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+type Response = (u16, Value);
+
+/// One HTTP/1.0 request over a fresh connection; status and body (JSON when it parses).
+fn try_http(
+    port: u16,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&Value>,
+) -> std::io::Result<Response> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
+    if let Some(key) = key {
+        request.push_str(&format!("X-Api-Key: {key}\r\n"));
+    }
+    if !body.is_empty() {
+        request.push_str("Content-Type: application/json\r\n");
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other(format!("no header end in {text:?}")))?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
+    let value = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()));
+    Ok((status, value))
+}
+
+fn http(port: u16, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Response {
+    try_http(port, method, path, key, body)
+        .unwrap_or_else(|e| panic!("{method} {path} on port {port}: {e}"))
+}
+
+fn socket_path(data: &Path) -> PathBuf {
+    data.join("overdue.sock")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service stopped: admin commands open the data file themselves.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn project_add_ls_rm_with_the_service_stopped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+
+    let doc = overdue(&data, &["project", "add", "ops", "--json"]).json();
+    let obj = doc.as_object().expect("an object");
+    let mut fields: Vec<&str> = obj.keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(fields, ["badge_key", "name", "ping_key"]);
+    assert_eq!(doc["name"], "ops");
+    let ping_key = doc["ping_key"]
+        .as_str()
+        .expect("ping_key string")
+        .to_string();
+    assert_eq!(ping_key.len(), 22, "{ping_key}");
+    assert!(is_url_safe(&ping_key), "{ping_key}");
+    let badge_key = doc["badge_key"].as_str().expect("badge_key string");
+    assert!(!badge_key.is_empty());
+
+    // The data directory was created private.
+    let mode = std::fs::metadata(&data)
+        .expect("data dir")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+
+    // Plain text output names the keys too.
+    let text = overdue(&data, &["project", "add", "dev"]).ok();
+    assert!(text.contains("dev"), "{text}");
+    assert!(text.contains("ping key"), "{text}");
+
+    let err = overdue(&data, &["project", "add", "ops"]).fails();
+    assert!(
+        err.contains("ops") && err.contains("already exists"),
+        "{err}"
+    );
+    let err = overdue(&data, &["project", "add", "   "]).fails();
+    assert!(err.contains("name"), "{err}");
+
+    let text = overdue(&data, &["project", "ls"]).ok();
+    let mut lines = text.lines();
+    let header = lines.next().expect("header line");
+    assert!(header.starts_with("NAME"), "{text}");
+    let ops_line = text
+        .lines()
+        .find(|l| l.starts_with("ops "))
+        .unwrap_or_else(|| panic!("no ops line:\n{text}"));
+    assert!(ops_line.contains(&ping_key), "{ops_line}");
+    assert!(ops_line.trim_end().ends_with('0'), "0 checks: {ops_line}");
+    assert!(text.lines().any(|l| l.starts_with("dev ")), "{text}");
+    assert_eq!(text.lines().count(), 3, "{text}");
+
+    let list = overdue(&data, &["project", "ls", "--json"]).json();
+    let list = list.as_array().expect("array");
+    assert_eq!(list.len(), 2);
+    let ops = list
+        .iter()
+        .find(|p| p["name"] == "ops")
+        .expect("ops listed");
+    assert_eq!(
+        ops,
+        &json!({"name": "ops", "ping_key": ping_key, "badge_key": badge_key, "checks": 0})
+    );
+
+    let out = overdue(&data, &["project", "rm", "ops"]).ok();
+    assert!(out.contains("removed project ops"), "{out}");
+    let list = overdue(&data, &["project", "ls", "--json"]).json();
+    assert_eq!(
+        list.as_array()
+            .expect("array")
+            .iter()
+            .map(|p| p["name"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!("dev")]
+    );
+    let err = overdue(&data, &["project", "rm", "ops"]).fails();
+    assert!(err.contains("no project named \"ops\""), "{err}");
+    // The name is free again.
+    overdue(&data, &["project", "add", "ops", "--json"]).json();
+}
+
+#[test]
+fn key_add_ls_rm_with_the_service_stopped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    overdue(data, &["project", "add", "ops"]).ok();
+
+    let rw = overdue(data, &["key", "add", "ops", "--json"]).json();
+    let rw_key = rw["key"].as_str().expect("key").to_string();
+    assert!(rw_key.starts_with("hcw_"), "{rw_key}");
+    assert_eq!(rw_key.len(), 32);
+    assert!(rw_key[4..].bytes().all(|b| b.is_ascii_alphanumeric()));
+    assert_eq!(rw["project"], "ops");
+    assert_eq!(rw["read_only"], false);
+    assert_eq!(rw["prefix"], rw_key[..12]);
+    assert_eq!(rw["label"], "");
+
+    let ro = overdue(
+        data,
+        &[
+            "key",
+            "add",
+            "ops",
+            "--read-only",
+            "--label",
+            "grafana",
+            "--json",
+        ],
+    )
+    .json();
+    let ro_key = ro["key"].as_str().expect("key").to_string();
+    assert!(ro_key.starts_with("hcr_"), "{ro_key}");
+    assert_eq!(ro_key.len(), 32);
+    assert_eq!(ro["read_only"], true);
+    assert_eq!(ro["label"], "grafana");
+    assert_ne!(rw_key, ro_key);
+
+    // Text output shows the key once, too.
+    let text = overdue(data, &["key", "add", "ops", "--label", "cron"]).ok();
+    let third = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("hcw_"))
+        .unwrap_or_else(|| panic!("no key in:\n{text}"))
+        .to_string();
+    assert_eq!(third.len(), 32);
+
+    let listing = overdue(data, &["key", "ls", "ops"]).ok();
+    for key in [&rw_key, &ro_key, &third] {
+        assert!(!listing.contains(key.as_str()), "key leaked:\n{listing}");
+        assert!(listing.contains(&key[..12]), "prefix missing:\n{listing}");
+        assert!(
+            !listing.contains(&key[..13]),
+            "more than the 12-char prefix shown:\n{listing}"
+        );
+    }
+    assert!(listing.contains("grafana") && listing.contains("cron"));
+    let ro_line = listing
+        .lines()
+        .find(|l| l.starts_with(&ro_key[..12]))
+        .expect("ro line");
+    assert!(ro_line.contains("read-only"), "{ro_line}");
+
+    let listing = overdue(data, &["key", "ls", "ops", "--json"]).json();
+    let raw = listing.to_string();
+    for key in [&rw_key, &ro_key, &third] {
+        assert!(!raw.contains(&key[..13]), "key leaked: {raw}");
+    }
+    let entries = listing.as_array().expect("array");
+    assert_eq!(entries.len(), 3);
+    for e in entries {
+        assert!(e.get("key").is_none(), "{e}");
+        assert_eq!(e["prefix"].as_str().expect("prefix").len(), 12, "{e}");
+    }
+    let ro_entry = entries
+        .iter()
+        .find(|e| e["prefix"] == ro_key[..12])
+        .expect("ro entry");
+    assert_eq!(ro_entry["read_only"], true);
+    assert_eq!(ro_entry["label"], "grafana");
+
+    let out = overdue(data, &["key", "rm", "ops", &rw_key[..12]]).ok();
+    assert!(out.contains(&rw_key[..12]), "{out}");
+    let listing = overdue(data, &["key", "ls", "ops"]).ok();
+    assert!(!listing.contains(&rw_key[..12]), "{listing}");
+    assert!(listing.contains(&ro_key[..12]), "{listing}");
+
+    let err = overdue(data, &["key", "rm", "ops", &rw_key[..12]]).fails();
+    assert!(err.contains(&rw_key[..12]), "{err}");
+    // A key of another project cannot be removed through this one.
+    overdue(data, &["project", "add", "dev"]).ok();
+    let err = overdue(data, &["key", "rm", "dev", &ro_key[..12]]).fails();
+    assert!(err.contains("dev"), "{err}");
+    assert!(
+        overdue(data, &["key", "ls", "ops"])
+            .ok()
+            .contains(&ro_key[..12])
+    );
+
+    for args in [
+        &["key", "add", "nope"][..],
+        &["key", "ls", "nope"][..],
+        &["key", "rm", "nope", "hcw_12345678"][..],
+    ] {
+        let err = overdue(data, args).fails();
+        assert!(err.contains("no project named \"nope\""), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn channel_add_ls_rm_with_the_service_stopped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    overdue(data, &["project", "add", "ops"]).ok();
+
+    let mail = overdue(
+        data,
+        &[
+            "channel",
+            "add",
+            "ops",
+            "--kind",
+            "email",
+            "--name",
+            "oncall",
+            "--value",
+            "oncall@example.org",
+            "--json",
+        ],
+    )
+    .json();
+    let mail_id = mail["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        mail,
+        json!({"id": mail_id, "name": "oncall", "kind": "email"})
+    );
+    assert_eq!(mail_id.len(), 36, "a UUID: {mail_id}");
+
+    let hook = overdue(
+        data,
+        &[
+            "channel",
+            "add",
+            "ops",
+            "--kind",
+            "webhook",
+            "--name",
+            "hook",
+            "--url",
+            "https://user:s3cret@hooks.example.org/T0KEN-in-path/x?sig=abc",
+            "--json",
+        ],
+    )
+    .json();
+    let hook_id = hook["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        hook,
+        json!({"id": hook_id, "name": "hook", "kind": "webhook"})
+    );
+    assert_ne!(mail_id, hook_id);
+
+    let list = overdue(data, &["channel", "ls", "ops", "--json"]).json();
+    let list = list.as_array().expect("array").clone();
+    assert_eq!(list.len(), 2);
+    let m = list.iter().find(|c| c["id"] == mail_id).expect("email");
+    assert_eq!(
+        (&m["name"], &m["kind"], &m["target"]),
+        (
+            &json!("oncall"),
+            &json!("email"),
+            &json!("oncall@example.org")
+        )
+    );
+    let h = list.iter().find(|c| c["id"] == hook_id).expect("webhook");
+    assert_eq!(
+        (&h["name"], &h["kind"], &h["target"]),
+        (
+            &json!("hook"),
+            &json!("webhook"),
+            &json!("hooks.example.org")
+        )
+    );
+
+    let text = overdue(data, &["channel", "ls", "ops"]).ok();
+    let json_text = overdue(data, &["channel", "ls", "ops", "--json"]).ok();
+    for out in [&text, &json_text] {
+        for secret in ["T0KEN-in-path", "s3cret", "sig=abc"] {
+            assert!(!out.contains(secret), "{secret} leaked:\n{out}");
+        }
+    }
+    assert!(text.contains(&mail_id) && text.contains(&hook_id), "{text}");
+    assert!(text.contains("hooks.example.org"), "{text}");
+
+    // Usage errors.
+    let err = overdue(
+        data,
+        &[
+            "channel", "add", "ops", "--kind", "pigeon", "--name", "p", "--value", "x",
+        ],
+    )
+    .fails();
+    assert!(err.contains("pigeon"), "{err}");
+    let err = overdue(
+        data,
+        &["channel", "add", "ops", "--kind", "email", "--name", "m"],
+    )
+    .fails();
+    assert!(err.contains("--value"), "{err}");
+    let err = overdue(
+        data,
+        &["channel", "add", "ops", "--kind", "webhook", "--name", "w"],
+    )
+    .fails();
+    assert!(err.contains("--url"), "{err}");
+    let err = overdue(
+        data,
+        &[
+            "channel", "add", "nope", "--kind", "email", "--name", "m", "--value", "a@b.c",
+        ],
+    )
+    .fails();
+    assert!(err.contains("no project named \"nope\""), "{err}");
+    // None of the failures added anything.
+    let list = overdue(data, &["channel", "ls", "ops", "--json"]).json();
+    assert_eq!(list.as_array().expect("array").len(), 2);
+
+    // Removal by name, then by id.
+    let out = overdue(data, &["channel", "rm", "ops", "hook"]).ok();
+    assert!(out.contains(&hook_id), "{out}");
+    let list = overdue(data, &["channel", "ls", "ops", "--json"]).json();
+    assert_eq!(
+        list.as_array()
+            .expect("array")
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!(mail_id)]
+    );
+    overdue(data, &["channel", "rm", "ops", &mail_id]).ok();
+    let list = overdue(data, &["channel", "ls", "ops", "--json"]).json();
+    assert_eq!(list, json!([]));
+    let err = overdue(data, &["channel", "rm", "ops", &mail_id]).fails();
+    assert!(err.contains(&mail_id), "{err}");
+}
+
+#[test]
+fn check_ls_on_an_empty_project_and_project_rm() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    overdue(data, &["project", "add", "ops"]).ok();
+    assert_eq!(
+        overdue(data, &["check", "ls", "ops", "--json"]).json(),
+        json!([])
+    );
+    let text = overdue(data, &["check", "ls", "ops"]).ok();
+    assert_eq!(text.lines().count(), 1, "only a header: {text}");
+    assert!(text.starts_with("UUID"), "{text}");
+    let err = overdue(data, &["check", "ls", "nope"]).fails();
+    assert!(err.contains("no project named \"nope\""), "{err}");
+
+    overdue(data, &["key", "add", "ops"]).ok();
+    overdue(
+        data,
+        &[
+            "channel", "add", "ops", "--kind", "email", "--name", "m", "--value", "a@b.c",
+        ],
+    )
+    .ok();
+    let out = overdue(data, &["project", "rm", "ops"]).ok();
+    assert!(
+        out.contains("1 channels") && out.contains("1 keys"),
+        "{out}"
+    );
+    let err = overdue(data, &["check", "ls", "ops"]).fails();
+    assert!(err.contains("no project named"), "{err}");
+    assert_eq!(
+        overdue(data, &["project", "ls", "--json"]).json(),
+        json!([])
+    );
+}
+
+#[test]
+fn data_directory_from_the_environment_or_after_the_subcommand() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let from_env = tmp.path().join("env");
+    let from_flag = tmp.path().join("flag");
+
+    let out = base_command()
+        .env("OVERDUE_DATA", &from_env)
+        .args(["project", "add", "via-env", "--json"])
+        .output()
+        .expect("run");
+    assert_eq!(Run::from_output(out).json()["name"], "via-env");
+    assert!(from_env.join("overdue.redb").exists());
+
+    // `--data` after the subcommand reads the same directory.
+    let out = base_command()
+        .args(["project", "ls", "--json", "--data"])
+        .arg(&from_env)
+        .output()
+        .expect("run");
+    let list = Run::from_output(out).json();
+    assert_eq!(list[0]["name"], "via-env");
+
+    // An explicit --data wins over the environment.
+    let out = base_command()
+        .env("OVERDUE_DATA", &from_env)
+        .args(["project", "add", "via-flag", "--data"])
+        .arg(&from_flag)
+        .output()
+        .expect("run");
+    Run::from_output(out).ok();
+    let names = |dir: &Path| -> Vec<Value> {
+        overdue(dir, &["project", "ls", "--json"])
+            .json()
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|p| p["name"].clone())
+            .collect()
+    };
+    assert_eq!(names(&from_env), vec![json!("via-env")]);
+    assert_eq!(names(&from_flag), vec![json!("via-flag")]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service running: admin commands go through the control socket.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn admin_commands_work_through_the_running_service() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    assert!(rw.starts_with("hcw_") && rw.len() == 32, "{rw}");
+    let ro = serve.first_start_key("read-only API key:");
+    assert!(ro.starts_with("hcr_") && ro.len() == 32, "{ro}");
+    assert_eq!(serve.http("GET", "/api/v3/checks/", Some(&rw), None).0, 200);
+
+    let socket = socket_path(data);
+    let meta = std::fs::symlink_metadata(&socket).expect("control socket exists");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "socket mode");
+
+    // A new key works at once, and stops working at once when removed.
+    let added = overdue(data, &["key", "add", "default", "--json"]).json();
+    let key = added["key"].as_str().expect("key").to_string();
+    let (code, doc) = serve.http("GET", "/api/v3/checks/", Some(&key), None);
+    assert_eq!(code, 200, "{doc}");
+    assert_eq!(doc, json!({"checks": []}));
+    let listing = overdue(data, &["key", "ls", "default"]).ok();
+    assert!(
+        listing.contains(&key[..12]) && !listing.contains(&key),
+        "{listing}"
+    );
+    overdue(data, &["key", "rm", "default", &key[..12]]).ok();
+    let (code, doc) = serve.http("GET", "/api/v3/checks/", Some(&key), None);
+    assert_eq!(code, 401, "{doc}");
+    // The first-start key is untouched.
+    assert_eq!(serve.http("GET", "/api/v3/checks/", Some(&rw), None).0, 200);
+
+    // Projects and channels while running.
+    let p = overdue(data, &["project", "add", "ops", "--json"]).json();
+    assert_eq!(p["name"], "ops");
+    let names: Vec<Value> = overdue(data, &["project", "ls", "--json"])
+        .json()
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|p| p["name"].clone())
+        .collect();
+    assert!(names.contains(&json!("default")) && names.contains(&json!("ops")));
+    let err = overdue(data, &["project", "add", "ops"]).fails();
+    assert!(err.contains("already exists"), "{err}");
+    let chan = overdue(
+        data,
+        &[
+            "channel",
+            "add",
+            "default",
+            "--kind",
+            "email",
+            "--name",
+            "mail",
+            "--value",
+            "oncall@example.org",
+            "--json",
+        ],
+    )
+    .json();
+    let chan_id = chan["id"].as_str().expect("id").to_string();
+    // The API sees the channel the CLI added.
+    let (code, doc) = serve.http("GET", "/api/v3/channels/", Some(&rw), None);
+    assert_eq!(code, 200, "{doc}");
+    assert!(doc.to_string().contains(&chan_id), "{doc}");
+
+    // A check created over HTTP shows up in `check ls`, as the API shows it.
+    let (code, created) = serve.http(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({
+            "name": "Nightly backup",
+            "slug": "nightly-backup",
+            "tags": "prod db",
+            "timeout": 3600,
+            "grace": 120,
+            "channels": "mail",
+        })),
+    );
+    assert_eq!(code, 201, "{created}");
+    let uuid = created["uuid"].as_str().expect("uuid").to_string();
+    let (code, mut from_api) =
+        serve.http("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(code, 200, "{from_api}");
+    assert_eq!(from_api["channels"], json!(chan_id));
+
+    let listed = overdue(data, &["check", "ls", "default", "--json"]).json();
+    let listed = listed.as_array().expect("array");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let mut from_cli = listed[0].clone();
+    for doc in [&mut from_api, &mut from_cli] {
+        assert_eq!(doc["status"], "new", "{doc}");
+        let obj = doc.as_object_mut().expect("object");
+        obj.remove("status");
+        obj.remove("next_ping");
+    }
+    assert_eq!(from_cli, from_api);
+    assert_eq!(
+        overdue(data, &["check", "ls", "ops", "--json"]).json(),
+        json!([])
+    );
+    let text = overdue(data, &["check", "ls", "default"]).ok();
+    assert!(
+        text.contains(&uuid) && text.contains("nightly-backup") && text.contains("Nightly backup"),
+        "{text}"
+    );
+
+    // Removing the channel through the CLI unassigns it from the check in the API.
+    overdue(data, &["channel", "rm", "default", "mail"]).ok();
+    let (_, after) = serve.http("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(after["channels"], "", "{after}");
+
+    // `project ls` counts the check.
+    let projects = overdue(data, &["project", "ls", "--json"]).json();
+    let default = projects
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|p| p["name"] == "default")
+        .expect("default listed")
+        .clone();
+    assert_eq!(default["checks"], 1);
+}
+
+#[test]
+fn a_second_serve_on_the_same_data_directory_exits_with_a_message() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let first = Serve::start(data);
+    let mut second = Serve::spawn(data, free_port());
+    let status = second.wait_exit(STARTUP_DEADLINE);
+    // The drain thread may still be collecting the last line.
+    assert!(
+        wait_until(Duration::from_secs(5), || second
+            .stderr()
+            .contains("overdue: ")),
+        "no error message: {}",
+        second.stderr()
+    );
+    let stderr = second.stderr();
+    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(stderr.contains(&data.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(second.stdout().is_empty(), "{}", second.stdout());
+    // The first one is unaffected, its socket included.
+    assert_eq!(
+        first.http("GET", "/api/v3/status/", None, None).0,
+        200,
+        "first serve still answers"
+    );
+    assert!(socket_path(data).exists());
+    overdue(data, &["project", "ls"]).ok();
+}
+
+#[test]
+fn serve_on_a_taken_port_exits_with_a_message() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let mut serve = Serve::spawn(tmp.path(), port);
+    let status = serve.wait_exit(STARTUP_DEADLINE);
+    assert!(
+        wait_until(Duration::from_secs(5), || serve
+            .stderr()
+            .contains("overdue: ")),
+        "no error message: {}",
+        serve.stderr()
+    );
+    let stderr = serve.stderr();
+    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    drop(taken);
+}
+
+#[test]
+fn sigterm_stops_the_service_cleanly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let mut serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    let ro = serve.first_start_key("read-only API key:");
+    overdue(data, &["project", "add", "ops"]).ok();
+    let socket = socket_path(data);
+    assert!(socket.exists());
+
+    serve.terminate();
+    let status = serve.wait_exit(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(0), "stderr: {}", serve.stderr());
+    assert!(!socket.exists(), "the control socket is removed at exit");
+
+    // The file is free: admin commands open it directly and see everything.
+    let listing = overdue(data, &["key", "ls", "default"]).ok();
+    assert!(listing.contains(&rw[..12]), "{listing}");
+    assert!(listing.contains(&ro[..12]), "{listing}");
+    let projects = overdue(data, &["project", "ls", "--json"]).json();
+    assert_eq!(projects.as_array().expect("array").len(), 2, "{projects}");
+    drop(serve);
+
+    // A restart keeps the keys and does not print new ones.
+    let again = Serve::start(data);
+    assert_eq!(again.http("GET", "/api/v3/checks/", Some(&rw), None).0, 200);
+    assert!(
+        !again.stdout().contains("API key"),
+        "keys printed again: {}",
+        again.stdout()
+    );
+}
