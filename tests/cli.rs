@@ -916,6 +916,14 @@ fn sigterm_stops_the_service_cleanly() {
     let rw = serve.first_start_key("read-write API key:");
     let ro = serve.first_start_key("read-only API key:");
     overdue(data, &["project", "add", "ops"]).ok();
+    let (code, created) = serve.http(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "kept", "timeout": 600})),
+    );
+    assert_eq!(code, 201, "{created}");
+    let while_running = overdue(data, &["check", "ls", "default", "--json"]).json();
     let socket = socket_path(data);
     assert!(socket.exists());
 
@@ -930,6 +938,11 @@ fn sigterm_stops_the_service_cleanly() {
     assert!(listing.contains(&ro[..12]), "{listing}");
     let projects = overdue(data, &["project", "ls", "--json"]).json();
     assert_eq!(projects.as_array().expect("array").len(), 2, "{projects}");
+    // The check is there with the same URLs: the site root of the last serve was kept.
+    let stopped = overdue(data, &["check", "ls", "default", "--json"]).json();
+    assert_eq!(stopped, while_running);
+    assert_eq!(stopped[0]["uuid"], created["uuid"]);
+    assert_eq!(stopped[0]["ping_url"], created["ping_url"]);
     drop(serve);
 
     // A restart keeps the keys and does not print new ones.
@@ -939,5 +952,38 @@ fn sigterm_stops_the_service_cleanly() {
         !again.stdout().contains("API key"),
         "keys printed again: {}",
         again.stdout()
+    );
+}
+
+#[test]
+fn a_killed_service_leaves_a_stale_socket_that_nothing_trips_over() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let mut serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    serve.child.kill().expect("SIGKILL");
+    serve.wait_exit(Duration::from_secs(5));
+    let socket = socket_path(data);
+    assert!(socket.exists(), "SIGKILL leaves the socket behind");
+
+    // Admin commands notice nobody answers and use the file directly.
+    let listing = overdue(data, &["key", "ls", "default"]).ok();
+    assert!(listing.contains(&rw[..12]), "{listing}");
+    overdue(data, &["project", "add", "ops"]).ok();
+
+    // A new service replaces the stale socket and answers on it.
+    let again = Serve::start(data);
+    assert_eq!(again.http("GET", "/api/v3/checks/", Some(&rw), None).0, 200);
+    let mode = std::fs::symlink_metadata(&socket)
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let added = overdue(data, &["key", "add", "ops", "--json"]).json();
+    let key = added["key"].as_str().expect("key").to_string();
+    // Only the running service can know the key at once: it came through the socket.
+    assert_eq!(
+        again.http("GET", "/api/v3/checks/", Some(&key), None).0,
+        200
     );
 }

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod control;
+pub mod schedule;
 pub mod serve;
 
 use std::path::PathBuf;
@@ -47,11 +48,22 @@ pub enum Command {
     /// Look at a project's checks.
     #[command(subcommand)]
     Check(CheckCmd),
+    /// Print the next fire times of a cron or OnCalendar expression.
+    Schedule(schedule::ScheduleArgs),
 }
 
 /// Parses the command line and runs it; the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Schedule(args) = &cli.command {
+        let (out, code) = schedule::run(args, jiff::Timestamp::now());
+        if code == 0 {
+            print!("{out}");
+        } else {
+            eprint!("{out}");
+        }
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,6 +88,7 @@ pub fn main() -> ExitCode {
         Command::Key(c) => AdminCommand::Key(c),
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
+        Command::Schedule(_) => return ExitCode::SUCCESS,
     };
     let output = runtime.block_on(control::run_admin(&cli.data, admin));
     print!("{}", output.stdout);
