@@ -8,6 +8,7 @@
 pub mod api;
 pub mod cli;
 pub mod model;
+pub mod monitor;
 pub mod ping;
 pub mod schedule;
 pub mod server;

@@ -556,5 +556,5 @@ async fn state_survives_a_restart() {
         1
     );
     assert_eq!(reopened.store().flips(uuid).unwrap().len(), 1);
-    reopened.close();
+    reopened.close().await;
 }

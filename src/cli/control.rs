@@ -100,7 +100,7 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     match Service::open(data, config, Clock::System) {
         Ok(service) => {
             let output = execute(&service, cmd).await;
-            service.close();
+            service.close().await;
             output
         }
         Err(StoreError::Locked(_)) => AdminOutput::error(format!(

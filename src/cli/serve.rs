@@ -119,6 +119,8 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
     let prune_task = tokio::spawn(crate::ping::prune::run(service.clone()));
+    let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
+    let monitor_task = crate::monitor::start(service.clone());
     tracing::info!(
         "overdue {} listening on http://{addr} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -139,13 +141,13 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
-    for task in [control_task, prune_task] {
+    for task in [control_task, prune_task, retention_task, monitor_task] {
         task.abort();
         let _ = task.await;
     }
     let _ = std::fs::remove_file(control::socket_path(&data));
     match Arc::try_unwrap(service) {
-        Ok(service) => service.close(),
+        Ok(service) => service.close().await,
         Err(_) => {
             tracing::warn!("requests still hold the service; exiting without waiting for them")
         }

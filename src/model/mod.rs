@@ -5,6 +5,7 @@ pub mod badge;
 pub mod channel;
 pub mod check;
 pub mod limits;
+pub mod outbox;
 pub mod ping;
 pub mod project;
 pub mod slug;
@@ -13,6 +14,7 @@ pub mod time;
 
 pub use channel::{Channel, ChannelConfig};
 pub use check::{Check, Kind, Status, StoredStatus};
+pub use outbox::OutboxEntry;
 pub use ping::{Flip, Ping, PingKind};
 pub use project::{ApiKey, Project};
 

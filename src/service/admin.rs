@@ -89,6 +89,7 @@ impl Service {
                 for check in &checks {
                     ctx.txn.delete_check(check)?;
                     ctx.state.remove_check(&check.uuid);
+                    ctx.touch(check.uuid);
                 }
                 for channel in &channels {
                     ctx.txn.delete_channel(*channel)?;

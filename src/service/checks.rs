@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use crate::model::spec::{self, CheckSpec, UniqueField};
 use crate::model::{ApiVersion, Check, Flip, StoredStatus};
+use crate::service::flips::record_flip;
 use crate::service::{Service, ServiceError, State, WriteCtx};
 
 /// Resolves a `channels` value (§2.3) to the sorted set of channel UUIDs it names.
@@ -113,6 +114,7 @@ fn store_updated(
         ctx.txn.set_links(check.uuid, &check.channels)?;
     }
     ctx.state.put_check(check.clone());
+    ctx.touch(check.uuid);
     Ok(check)
 }
 
@@ -175,8 +177,9 @@ impl Service {
             check.last_start = None;
             check.last_start_rid = None;
             ctx.txn.put_check(&check, Some(&check.slug))?;
-            ctx.txn.put_flip(&flip)?;
             ctx.state.put_check(check.clone());
+            record_flip(ctx, &flip)?;
+            ctx.touch(uuid);
             Ok(check)
         })
         .await
@@ -202,8 +205,9 @@ impl Service {
             check.last_start_rid = None;
             check.last_ping = None;
             ctx.txn.put_check(&check, Some(&check.slug))?;
-            ctx.txn.put_flip(&flip)?;
             ctx.state.put_check(check.clone());
+            record_flip(ctx, &flip)?;
+            ctx.touch(uuid);
             Ok(check)
         })
         .await
@@ -215,6 +219,7 @@ impl Service {
             let check = owned(ctx.state, &project, &uuid)?.clone();
             ctx.txn.delete_check(&check)?;
             ctx.state.remove_check(&uuid);
+            ctx.touch(uuid);
             let mut gone = check;
             gone.channels.clear();
             Ok(gone)

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod auth;
 pub mod checks;
 pub mod clock;
+pub(crate) mod flips;
 pub mod pings;
 pub mod state;
 pub mod writer;
@@ -103,7 +104,9 @@ pub struct Service {
     store: Arc<Store>,
     state: Arc<RwLock<State>>,
     writer: Writer,
-    writer_thread: Option<std::thread::JoinHandle<()>>,
+    writer_task: tokio::task::JoinHandle<()>,
+    /// Filled in when the monitor starts; the writer reports deadline changes to it.
+    deadlines: writer::DeadlineSink,
     clock: Clock,
     auth: auth::KeyCache,
     config: ServiceConfig,
@@ -141,7 +144,8 @@ fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreErro
 }
 
 impl Service {
-    /// Opens the data directory, loads the state and starts the writer.
+    /// Opens the data directory, loads the state and starts the writer (on the current tokio
+    /// runtime).
     pub fn open(
         data_dir: &Path,
         config: ServiceConfig,
@@ -165,12 +169,19 @@ impl Service {
                 .unwrap_or_else(|| DEFAULT_SITE_ROOT.to_string()),
         };
         let state = Arc::new(RwLock::new(State::from_snapshot(store.load()?)));
-        let (writer, writer_thread) = Writer::start(store.clone(), state.clone(), clock.clone());
+        let deadlines = writer::DeadlineSink::default();
+        let (writer, writer_task) = Writer::start(
+            store.clone(),
+            state.clone(),
+            clock.clone(),
+            deadlines.clone(),
+        );
         Ok(Service {
             store,
             state,
             writer,
-            writer_thread,
+            writer_task,
+            deadlines,
             clock,
             auth: auth::KeyCache::new(),
             config,
@@ -180,20 +191,25 @@ impl Service {
     }
 
     /// Stops the writer after its queue is done and closes the data file cleanly.
-    pub fn close(self) {
+    pub async fn close(self) {
         let Service {
             writer,
-            writer_thread,
+            writer_task,
             store,
+            state,
             ..
         } = self;
         drop(writer);
-        if let Some(thread) = writer_thread
-            && thread.join().is_err()
-        {
-            tracing::error!("the writer thread panicked");
+        if writer_task.await.is_err() {
+            tracing::error!("the writer task failed");
         }
+        drop(state);
         drop(store);
+    }
+
+    /// Where the monitor receives deadline changes; see `monitor::start`.
+    pub(crate) fn deadline_sink(&self) -> &writer::DeadlineSink {
+        &self.deadlines
     }
 
     /// Public base URL without a trailing slash.

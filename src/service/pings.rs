@@ -10,6 +10,7 @@ use crate::model::{Check, Ping};
 use crate::ping::classify::classify_http;
 use crate::ping::route::{Signal, Target};
 use crate::service::checks::resolve_channels;
+use crate::service::flips::record_flip;
 use crate::service::{Service, ServiceError};
 
 /// A ping as received, after URL parsing and body truncation.
@@ -112,8 +113,9 @@ impl Service {
             ctx.txn.put_check(check, Some(&check.slug))?;
             ctx.txn.put_ping(&ping, &req.body)?;
             if let Some(flip) = &flip {
-                ctx.txn.put_flip(flip)?;
+                record_flip(ctx, flip)?;
             }
+            ctx.touch(uuid);
             Ok(PingOutcome {
                 check: uuid,
                 n,

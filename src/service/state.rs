@@ -26,6 +26,7 @@ pub struct State {
     checks_by_unique_key: HashMap<[u8; 20], Uuid>,
     channels: HashMap<Uuid, Channel>,
     next_seq: u64,
+    next_outbox_seq: u64,
 }
 
 /// The 20 bytes behind a 40-digit hex unique_key.
@@ -72,6 +73,7 @@ impl State {
             state.put_check(c);
         }
         state.next_seq = state.next_seq.max(1);
+        state.next_outbox_seq = snap.next_outbox_seq.max(1);
         state
     }
 
@@ -79,6 +81,13 @@ impl State {
     pub fn next_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    /// A fresh outbox sequence number.
+    pub fn next_outbox_seq(&mut self) -> u64 {
+        let seq = self.next_outbox_seq;
+        self.next_outbox_seq += 1;
         seq
     }
 

@@ -1,16 +1,20 @@
-//! The single writer: one thread owns every write transaction. Callers hand it jobs; it
+//! The single writer: one task owns every write transaction. Callers hand it jobs; it
 //! applies all queued jobs (up to [`MAX_BATCH`]) to one transaction and to the in-memory
 //! state, commits once (one fsync for the whole batch: group commit), and only then answers
 //! each job. A job is acknowledged only when its effect is durable.
+//!
+//! Each batch runs on tokio's blocking pool, so fsyncs never stall the async workers, and
+//! tokio's paused test clock does not jump ahead while a batch is being written.
 //!
 //! Invariant: the in-memory state may run ahead of the file by the batch being committed.
 //! If a commit fails, every job of the batch gets the error and the state is rebuilt from the
 //! file, so memory never keeps what the file lost.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use jiff::Timestamp;
 use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
 
 use crate::service::ServiceError;
 use crate::service::clock::Clock;
@@ -22,20 +26,35 @@ pub const MAX_BATCH: usize = 1024;
 /// Jobs waiting for the writer before [`Writer::try_submit`] answers busy.
 pub const QUEUE_DEPTH: usize = 8192;
 
-/// What a job sees while it runs on the writer thread.
+/// A check's new down time (None: it cannot go down), sent after each commit.
+pub type DeadlineUpdate = (Uuid, Option<Timestamp>);
+
+/// Where deadline updates go once the monitor runs (never set in admin-only use).
+pub type DeadlineSink = Arc<OnceLock<mpsc::UnboundedSender<DeadlineUpdate>>>;
+
+/// What a job sees while it runs.
 pub struct WriteCtx<'a> {
     pub txn: &'a mut WriteTxn,
     pub state: &'a mut State,
     /// Read from the clock just before the job runs.
     pub now: Timestamp,
+    /// Checks whose deadline may have changed; the monitor hears of them after the commit.
+    touched: &'a mut Vec<Uuid>,
     /// Set when a job met a storage error: the transaction and memory may be half-changed.
     failed: bool,
+}
+
+impl WriteCtx<'_> {
+    /// Marks a check whose deadline may have changed (created, pinged, edited, deleted).
+    pub fn touch(&mut self, check: Uuid) {
+        self.touched.push(check);
+    }
 }
 
 type Completion = Box<dyn FnOnce(Result<(), Arc<StoreError>>) + Send>;
 type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Completion + Send>;
 
-/// Handle to the writer thread.
+/// Handle to the writer task.
 #[derive(Clone)]
 pub struct Writer {
     jobs: mpsc::Sender<Job>,
@@ -64,30 +83,34 @@ where
     })
 }
 
+/// What the writer task works with.
+struct Shared {
+    store: Arc<Store>,
+    state: Arc<RwLock<State>>,
+    clock: Clock,
+    deadlines: DeadlineSink,
+}
+
 impl Writer {
-    /// Starts the writer thread over `store` and `state`.
-    /// The thread ends when every [`Writer`] handle is dropped and its queue is done.
+    /// Spawns the writer task on the current tokio runtime. It ends when every [`Writer`]
+    /// handle is dropped and its queue is done.
     pub fn start(
         store: Arc<Store>,
         state: Arc<RwLock<State>>,
         clock: Clock,
-    ) -> (Writer, Option<std::thread::JoinHandle<()>>) {
+        deadlines: DeadlineSink,
+    ) -> (Writer, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
-        let spawned = std::thread::Builder::new()
-            .name("overdue-writer".into())
-            .spawn(move || run(rx, store, state, clock));
-        let handle = match spawned {
-            Ok(h) => Some(h),
-            Err(e) => {
-                // Without a writer every write answers "unavailable"; say why once.
-                tracing::error!("cannot start the writer thread: {e}");
-                None
-            }
-        };
-        (Writer { jobs: tx }, handle)
+        let shared = Arc::new(Shared {
+            store,
+            state,
+            clock,
+            deadlines,
+        });
+        (Writer { jobs: tx }, tokio::spawn(run(rx, shared)))
     }
 
-    /// Runs `f` on the writer thread and waits until its batch is committed.
+    /// Runs `f` in the writer and waits until its batch is committed.
     pub async fn submit<T, F>(&self, f: F) -> Result<T, ServiceError>
     where
         T: Send + 'static,
@@ -117,9 +140,9 @@ impl Writer {
     }
 }
 
-fn run(mut rx: mpsc::Receiver<Job>, store: Arc<Store>, state: Arc<RwLock<State>>, clock: Clock) {
+async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = rx.blocking_recv() {
+    while let Some(first) = rx.recv().await {
         batch.push(first);
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -127,31 +150,40 @@ fn run(mut rx: mpsc::Receiver<Job>, store: Arc<Store>, state: Arc<RwLock<State>>
                 Err(_) => break,
             }
         }
-        commit_batch(&mut batch, &store, &state, &clock);
+        let worker = shared.clone();
+        let jobs = std::mem::take(&mut batch);
+        match tokio::task::spawn_blocking(move || commit_batch(jobs, &worker)).await {
+            Ok(emptied) => batch = emptied,
+            // A panicking job is a bug; its batch's callers see "unavailable".
+            Err(e) => tracing::error!("a write batch panicked: {e}"),
+        }
     }
 }
 
-fn commit_batch(batch: &mut Vec<Job>, store: &Store, state: &RwLock<State>, clock: &Clock) {
-    let mut txn = match store.begin_write() {
+/// Runs one batch; gives back the (emptied) vector for reuse.
+fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
+    let mut txn = match shared.store.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
             // Dropping the jobs drops their reply channels: each caller gets "unavailable".
             tracing::error!("cannot begin a write transaction: {e}");
             batch.clear();
-            return;
+            return batch;
         }
     };
     let mut completions = Vec::with_capacity(batch.len());
+    let mut touched = Vec::new();
     let failed = {
-        let mut guard = state.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
         let mut ctx = WriteCtx {
             txn: &mut txn,
             state: &mut guard,
-            now: clock.now(),
+            now: shared.clock.now(),
+            touched: &mut touched,
             failed: false,
         };
         for job in batch.drain(..) {
-            ctx.now = clock.now();
+            ctx.now = shared.clock.now();
             completions.push(job(&mut ctx));
         }
         ctx.failed
@@ -164,16 +196,38 @@ fn commit_batch(batch: &mut Vec<Job>, store: &Store, state: &RwLock<State>, cloc
     } else {
         txn.commit().map_err(Arc::new)
     };
-    if let Err(e) = &result {
-        tracing::error!("commit failed, reloading state from the file: {e}");
-        match store.load() {
-            Ok(snap) => {
-                *state.write().unwrap_or_else(|p| p.into_inner()) = State::from_snapshot(snap)
+    match &result {
+        Ok(()) => notify_deadlines(shared, touched),
+        Err(e) => {
+            tracing::error!("commit failed, reloading state from the file: {e}");
+            match shared.store.load() {
+                Ok(snap) => {
+                    *shared.state.write().unwrap_or_else(|p| p.into_inner()) =
+                        State::from_snapshot(snap);
+                }
+                Err(e) => tracing::error!("cannot reload state after a failed commit: {e}"),
             }
-            Err(e) => tracing::error!("cannot reload state after a failed commit: {e}"),
         }
     }
     for done in completions {
         done(result.clone());
+    }
+    batch
+}
+
+fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {
+    let Some(sink) = shared.deadlines.get() else {
+        return;
+    };
+    if touched.is_empty() {
+        return;
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    let state = shared.state.read().unwrap_or_else(|p| p.into_inner());
+    for uuid in touched {
+        let down_at = state.check(&uuid).and_then(|c| c.alert_after());
+        // A closed channel means the monitor stopped (shutdown); nothing to tell.
+        let _ = sink.send((uuid, down_at));
     }
 }

@@ -18,9 +18,10 @@ use redb::{
 };
 use uuid::Uuid;
 
-use crate::model::{ApiKey, Channel, Check, Flip, Ping, Project};
+use crate::model::{ApiKey, Channel, Check, Flip, OutboxEntry, Ping, Project};
 use records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, PingRecord, ProjectRecord, decode, encode,
+    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, OutboxRecord, PingRecord, ProjectRecord,
+    decode, encode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -40,6 +41,7 @@ const PING_BODIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("ping
 const FLIPS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("flips");
 const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
 const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> = TableDefinition::new("check_channels");
+const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +108,8 @@ pub struct Snapshot {
     /// With their `channels` filled in from the links table; `compiled` is left to the caller.
     pub checks: Vec<Check>,
     pub channels: Vec<Channel>,
+    /// The sequence number the next outbox entry gets.
+    pub next_outbox_seq: u64,
 }
 
 /// The open data file.
@@ -197,6 +201,7 @@ impl Store {
             txn.open_table(FLIPS)?;
             txn.open_table(CHANNELS)?;
             txn.open_table(CHECK_CHANNELS)?;
+            txn.open_table(OUTBOX)?;
         }
         txn.commit()?;
         Ok(())
@@ -221,6 +226,10 @@ impl Store {
             snap.channels
                 .push(decode::<ChannelRecord>(v.value(), "channel")?.into());
         }
+        snap.next_outbox_seq = match txn.open_table(OUTBOX)?.last()? {
+            Some((k, _)) => k.value() + 1,
+            None => 1,
+        };
         let links = txn.open_table(CHECK_CHANNELS)?;
         let mut link_iter = links.iter()?.peekable();
         // Both tables are ordered by check UUID, so links are merged in one pass.
@@ -301,6 +310,17 @@ impl Store {
         let mut out = Vec::new();
         for v in table.get(keys::slug_key(project, slug))? {
             out.push(Uuid::from_u128(v?.value()));
+        }
+        Ok(out)
+    }
+
+    /// Every queued alert, oldest first.
+    pub fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for entry in txn.open_table(OUTBOX)?.iter()? {
+            let (k, v) = entry?;
+            out.push(decode::<OutboxRecord>(v.value(), "outbox")?.into_entry(k.value())?);
         }
         Ok(out)
     }
@@ -472,6 +492,25 @@ impl WriteTxn {
             keys::flip_key(flip.check, record.created_us),
             bytes.as_slice(),
         )?;
+        Ok(())
+    }
+
+    /// Queues an alert.
+    pub fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
+        let bytes = encode(&OutboxRecord::from(entry))?;
+        self.txn
+            .open_table(OUTBOX)?
+            .insert(entry.seq, bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Deletes the flips of `check` older than `before_us`.
+    pub fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
+        let lo = keys::flip_key(check, i64::MIN);
+        let hi = keys::flip_key(check, before_us);
+        self.txn
+            .open_table(FLIPS)?
+            .retain_in(lo..hi, |_, _| false)?;
         Ok(())
     }
 

@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use crate::model::time::{from_micros, to_micros};
 use crate::model::{
-    ApiKey, Channel, ChannelConfig, Check, Flip, Kind, Ping, PingKind, Project, StoredStatus,
+    ApiKey, Channel, ChannelConfig, Check, Flip, Kind, OutboxEntry, Ping, PingKind, Project,
+    StoredStatus,
 };
 use crate::store::StoreError;
 
@@ -404,6 +405,46 @@ impl FlipRecord {
             old_status: status_from(self.old_status)?,
             new_status: status_from(self.new_status)?,
             reason: self.reason,
+        })
+    }
+}
+
+#[derive(Encode, Decode)]
+pub struct OutboxRecord {
+    pub channel: u128,
+    pub check: u128,
+    pub flip_created_us: i64,
+    pub old_status: u8,
+    pub new_status: u8,
+    pub reason: String,
+    pub queued_us: i64,
+}
+
+impl From<&OutboxEntry> for OutboxRecord {
+    fn from(e: &OutboxEntry) -> Self {
+        OutboxRecord {
+            channel: e.channel.as_u128(),
+            check: e.check.as_u128(),
+            flip_created_us: to_micros(e.flip_created),
+            old_status: status_code(e.old_status),
+            new_status: status_code(e.new_status),
+            reason: e.reason.clone(),
+            queued_us: to_micros(e.queued),
+        }
+    }
+}
+
+impl OutboxRecord {
+    pub fn into_entry(self, seq: u64) -> Result<OutboxEntry, StoreError> {
+        Ok(OutboxEntry {
+            seq,
+            channel: Uuid::from_u128(self.channel),
+            check: Uuid::from_u128(self.check),
+            flip_created: from_micros(self.flip_created_us),
+            old_status: status_from(self.old_status)?,
+            new_status: status_from(self.new_status)?,
+            reason: self.reason,
+            queued: from_micros(self.queued_us),
         })
     }
 }

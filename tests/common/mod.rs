@@ -21,6 +21,7 @@ pub struct TestServer {
     pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    monitor: tokio::task::JoinHandle<()>,
 }
 
 pub struct Options {
@@ -57,6 +58,7 @@ impl TestServer {
             .await
             .expect("default project")
             .expect("created");
+        let monitor = overdue::monitor::start(service.clone());
         let app = Arc::new(App::new(service.clone(), opts.api));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(overdue::server::run(
@@ -77,6 +79,7 @@ impl TestServer {
             dir,
             stop: Some(stop),
             task: Some(task),
+            monitor,
         }
     }
 
@@ -101,9 +104,11 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+        self.monitor.abort();
+        let _ = (&mut self.monitor).await;
         let TestServer { service, dir, .. } = self;
         match Arc::try_unwrap(service) {
-            Ok(service) => service.close(),
+            Ok(service) => service.close().await,
             Err(_) => panic!("the service is still shared after shutdown"),
         }
         dir

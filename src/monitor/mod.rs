@@ -1,0 +1,117 @@
+//! The deadline engine: one task owns every check's down time in memory ([`Deadlines`]) and
+//! sleeps until the earliest. The writer tells it about every committed change; nothing polls
+//! the database. When a deadline passes, the check goes down in the writer (reference-behavior
+//! §5.2): the flip is stamped with the computed moment, not the moment it was processed, and
+//! its alerts are queued in the same transaction.
+
+pub mod deadlines;
+pub mod retention;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use crate::model::time::to_micros;
+use crate::model::{Flip, Status, StoredStatus};
+use crate::service::flips::record_flip;
+use crate::service::writer::DeadlineUpdate;
+use crate::service::{Service, ServiceError, WriteCtx};
+pub use deadlines::Deadlines;
+
+/// Checks handled per write job when many go down at once.
+pub const DOWN_BATCH: usize = 1024;
+/// Longest sleep: the wall clock is re-read at least this often, so a clock step is noticed.
+pub const MAX_SLEEP: Duration = Duration::from_secs(5);
+
+/// Starts the monitor on `service`: from now on the writer reports every deadline change.
+/// Deadlines already passed (the service was stopped) are handled at once.
+pub fn start(service: Arc<Service>) -> tokio::task::JoinHandle<()> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    // Listen before reading the state, so no commit falls between the two.
+    if service.deadline_sink().set(tx).is_err() {
+        tracing::warn!("the monitor was already started");
+    }
+    let mut deadlines = Deadlines::default();
+    service.read(|s| {
+        for check in s.all_checks() {
+            deadlines.set(check.uuid, check.alert_after().map(to_micros));
+        }
+    });
+    tokio::spawn(run(service, deadlines, rx))
+}
+
+async fn run(
+    service: Arc<Service>,
+    mut deadlines: Deadlines,
+    mut updates: mpsc::UnboundedReceiver<DeadlineUpdate>,
+) {
+    loop {
+        let now = service.now();
+        let due = deadlines.pop_due(to_micros(now), DOWN_BATCH);
+        if !due.is_empty() {
+            let checks: Vec<Uuid> = due.into_iter().map(|(_, c)| c).collect();
+            if let Err(e) = service.write(move |ctx| go_down(ctx, &checks)).await {
+                // The checks' deadlines come back through the writer once a retry succeeds;
+                // without a commit nothing changed, so put a retry in a second.
+                tracing::error!("could not record checks going down: {e}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            continue;
+        }
+        let sleep = match deadlines.next() {
+            Some(at) => {
+                let wait = jiff::SignedDuration::from_micros(at - to_micros(now));
+                Duration::try_from(wait)
+                    .unwrap_or(Duration::ZERO)
+                    .min(MAX_SLEEP)
+            }
+            None => MAX_SLEEP,
+        };
+        tokio::select! {
+            update = updates.recv() => match update {
+                Some((check, at)) => {
+                    deadlines.set(check, at.map(to_micros));
+                    // Take every queued update before sleeping again.
+                    while let Ok((check, at)) = updates.try_recv() {
+                        deadlines.set(check, at.map(to_micros));
+                    }
+                }
+                None => return,
+            },
+            () = tokio::time::sleep(sleep) => {}
+        }
+    }
+}
+
+/// Takes each check down whose time has come (§5.2). A check that is not down after all (it
+/// was pinged, rescheduled or paused meanwhile) is only rescheduled.
+fn go_down(ctx: &mut WriteCtx<'_>, checks: &[Uuid]) -> Result<(), ServiceError> {
+    for uuid in checks {
+        ctx.touch(*uuid);
+        let now: Timestamp = ctx.now;
+        let Some(check) = ctx.state.check_mut(uuid) else {
+            continue;
+        };
+        if check.status == StoredStatus::Down || check.status_at(now, false) != Status::Down {
+            continue;
+        }
+        let Some(at) = check.alert_after() else {
+            continue;
+        };
+        let flip = Flip {
+            check: *uuid,
+            created: at,
+            old_status: check.status,
+            new_status: StoredStatus::Down,
+            reason: "timeout".into(),
+        };
+        check.status = StoredStatus::Down;
+        ctx.txn.put_check(check, Some(&check.slug))?;
+        tracing::info!(check = %uuid, name = %check.name, at = %at, "check is down: no ping in time");
+        record_flip(ctx, &flip)?;
+    }
+    Ok(())
+}
