@@ -216,12 +216,19 @@ impl Serve {
 
     /// The read-write key printed at first start.
     fn first_start_key(&self, label: &str) -> String {
-        let out = self.stdout();
-        let line = out
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(label))
-            .unwrap_or_else(|| panic!("no {label:?} line in serve's stdout:\n{out}"));
-        line.trim().to_string()
+        // The reader thread may still be catching up with the child's output.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out = self.stdout();
+            if let Some(line) = out.lines().find_map(|l| l.trim().strip_prefix(label)) {
+                return line.trim().to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {label:?} line in serve's stdout:\n{out}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn http(&self, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Response {

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::model::project::{generate_api_key, generate_ping_key};
 use crate::model::{ApiKey, Channel, ChannelConfig, Project};
 use crate::service::auth::hash_key;
-use crate::service::{Service, ServiceError, State};
+use crate::service::{Service, ServiceError, State, WriteCtx};
 
 /// A key as created: the plaintext is shown once and never stored.
 #[derive(Debug, Clone)]
@@ -126,38 +126,43 @@ impl Service {
     ) -> Result<NewKey, ServiceError> {
         let project_uuid = self.read(|s| project_named(s, project).map(|p| p.uuid))?;
         loop {
-            let plaintext = generate_api_key(read_only)?;
-            let to_hash = plaintext.clone();
-            let hash = tokio::task::spawn_blocking(move || hash_key(&to_hash))
-                .await
-                .map_err(|e| ServiceError::Random(e.to_string()))??;
-            let key = ApiKey {
-                id: plaintext[..crate::model::limits::API_KEY_ID_LEN].to_string(),
-                project: project_uuid,
-                read_only,
-                label: label.to_string(),
-                hash,
-                created: self.now(),
-            };
-            let stored = key.clone();
+            let new = self.prepare_key(project_uuid, read_only, label).await?;
+            let stored = new.key.clone();
             let inserted = self
                 .write(move |ctx| {
                     if ctx.state.project(&stored.project).is_none() {
                         return Err(ServiceError::NotFound);
                     }
-                    // Identifiers must be unique; a collision (1 in 62^8) draws a new key.
-                    if ctx.state.api_key(&stored.id).is_some() {
-                        return Ok(false);
-                    }
-                    ctx.txn.put_api_key(&stored)?;
-                    ctx.state.put_api_key(stored);
-                    Ok(true)
+                    insert_key(ctx, stored)
                 })
                 .await?;
             if inserted {
-                return Ok(NewKey { key, plaintext });
+                return Ok(new);
             }
         }
+    }
+
+    /// A fresh key and its hash (the slow part, on the blocking pool); not stored yet.
+    async fn prepare_key(
+        &self,
+        project: Uuid,
+        read_only: bool,
+        label: &str,
+    ) -> Result<NewKey, ServiceError> {
+        let plaintext = generate_api_key(read_only)?;
+        let to_hash = plaintext.clone();
+        let hash = tokio::task::spawn_blocking(move || hash_key(&to_hash))
+            .await
+            .map_err(|e| ServiceError::Random(e.to_string()))??;
+        let key = ApiKey {
+            id: plaintext[..crate::model::limits::API_KEY_ID_LEN].to_string(),
+            project,
+            read_only,
+            label: label.to_string(),
+            hash,
+            created: self.now(),
+        };
+        Ok(NewKey { key, plaintext })
     }
 
     /// Removes a key by its identifier (as `key ls` shows it). It stops working at once.
@@ -261,13 +266,49 @@ impl Service {
         if self.read(|s| !s.projects().is_empty()) {
             return Ok(None);
         }
-        let project = self.add_project(DEFAULT_PROJECT).await?;
-        let rw = self
-            .add_key(DEFAULT_PROJECT, false, "created at first start")
+        let uuid = Uuid::new_v4();
+        let ping_key = generate_ping_key()?;
+        let label = "created at first start";
+        // Two argon2 hashes: side by side they cost one on a machine with two cores.
+        let (rw, ro) = tokio::join!(
+            self.prepare_key(uuid, false, label),
+            self.prepare_key(uuid, true, label)
+        );
+        let (rw, ro) = (rw?, ro?);
+        let keys = [rw.key.clone(), ro.key.clone()];
+        let project = self
+            .write(move |ctx| {
+                // Everything or nothing: a first start that dies halfway leaves an empty store.
+                if !ctx.state.projects().is_empty() {
+                    return Ok(None);
+                }
+                let project = Project {
+                    uuid,
+                    seq: ctx.state.next_seq(),
+                    name: DEFAULT_PROJECT.to_string(),
+                    ping_key,
+                    badge_key: Uuid::new_v4().to_string(),
+                    created: ctx.now,
+                };
+                ctx.txn.put_project(&project)?;
+                ctx.state.put_project(project.clone());
+                for key in keys {
+                    insert_key(ctx, key)?;
+                }
+                Ok(Some(project))
+            })
             .await?;
-        let ro = self
-            .add_key(DEFAULT_PROJECT, true, "created at first start")
-            .await?;
-        Ok(Some((project, rw, ro)))
+        Ok(project.map(|p| (p, rw, ro)))
     }
+}
+
+/// Stores a key unless its identifier is taken (then false: draw another key).
+fn insert_key(ctx: &mut WriteCtx<'_>, key: ApiKey) -> Result<bool, ServiceError> {
+    // Identifiers must be unique; a collision (1 in 62^8) draws a new key.
+    if ctx.state.api_key(&key.id).is_some() {
+        return Ok(false);
+    }
+    ctx.txn.put_api_key(&key)?;
+    ctx.state.put_api_key(key);
+    Ok(true)
 }

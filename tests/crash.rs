@@ -1,0 +1,536 @@
+//! Crash test (issue 3): while clients send pings as fast as they can and remember which got
+//! `200`, `kill -9` the real binary at several moments; after each restart on the same data
+//! directory every acknowledged ping is listed, the pings are numbered 1..=N without gaps or
+//! repeats, and the check's `n_pings` is N. Using one data directory for every kill point
+//! also checks that numbering continues without gaps across restarts after kills.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const BIN: &str = env!("CARGO_BIN_EXE_overdue");
+/// Every environment variable the binary reads; cleared so the caller's shell cannot leak in.
+const OVERDUE_VARS: &[&str] = &[
+    "OVERDUE_DATA",
+    "OVERDUE_LISTEN",
+    "OVERDUE_SITE_ROOT",
+    "OVERDUE_API_RATE_LIMIT",
+    "OVERDUE_PING_BODY_LIMIT",
+    "OVERDUE_PING_LOG",
+    "OVERDUE_PING_RATE_LIMIT",
+    "OVERDUE_TRUST_PROXY",
+    "OVERDUE_SHUTDOWN_GRACE",
+    "OVERDUE_LOG",
+];
+/// Pings kept and listed per check: far above what the test sends, so every ping is listed.
+const PING_LOG: usize = 100_000;
+const CLIENTS: usize = 8;
+const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("addr").port()
+}
+
+/// Collects everything a pipe delivers, on a thread of its own so the child never blocks.
+fn drain(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let buf = Arc::new(Mutex::new(String::new()));
+    let sink = buf.clone();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut line = String::new();
+        while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+            sink.lock().expect("lock").push_str(&line);
+            line.clear();
+        }
+    });
+    buf
+}
+
+/// A running `overdue serve`; killed (and reaped) when dropped, whatever the test did.
+struct Serve {
+    child: Child,
+    port: u16,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Serve {
+    fn spawn(data: &Path, port: u16) -> Serve {
+        let mut cmd = Command::new(BIN);
+        for var in OVERDUE_VARS {
+            cmd.env_remove(var);
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .arg("--data")
+            .arg(data)
+            .args(["serve", "--api-rate-limit", "0", "--ping-log"])
+            .arg(PING_LOG.to_string())
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn overdue serve");
+        let stdout = drain(child.stdout.take().expect("stdout"));
+        let stderr = drain(child.stderr.take().expect("stderr"));
+        Serve {
+            child,
+            port,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Starts a service on a free port and waits until `/api/v3/status/` answers 200.
+    fn start(data: &Path) -> Serve {
+        // The port is free when picked but could be taken before the child binds it: retry
+        // on that one failure.
+        for _ in 0..3 {
+            let mut serve = Serve::spawn(data, free_port());
+            if serve.wait_ready() {
+                return serve;
+            }
+            let stderr = serve.stderr();
+            if !stderr.contains("cannot listen") {
+                panic!(
+                    "serve did not start\nstdout: {}\nstderr: {stderr}",
+                    serve.stdout()
+                );
+            }
+        }
+        panic!("could not find a free port for serve");
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + STARTUP_DEADLINE;
+        loop {
+            if self.child.try_wait().expect("try_wait").is_some() {
+                std::thread::sleep(Duration::from_millis(200));
+                return false;
+            }
+            if let Ok((200, _)) = try_http(self.port, "GET", "/api/v3/status/", None, None) {
+                return true;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve not ready after {STARTUP_DEADLINE:?}\nstderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stdout(&self) -> String {
+        self.stdout.lock().expect("lock").clone()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().expect("lock").clone()
+    }
+
+    /// The read-write key printed at first start (printed before the server answers, but
+    /// the drain thread may be a moment behind).
+    fn first_start_key(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let out = self.stdout();
+            if let Some(key) = out
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("read-write API key:"))
+            {
+                return key.trim().to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no read-write key in serve's stdout:\n{out}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `kill -9`, then reaps the process.
+    fn sigkill(mut self) {
+        let status = Command::new("kill")
+            .args(["-9", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -9 failed");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                assert_eq!(
+                    std::os::unix::process::ExitStatusExt::signal(&status),
+                    Some(9),
+                    "serve ended otherwise than by SIGKILL: {status}\nstderr: {}",
+                    self.stderr()
+                );
+                return;
+            }
+            assert!(Instant::now() < deadline, "serve survived kill -9");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// One HTTP/1.0 request over a fresh connection; status and body (JSON when it parses).
+fn try_http(
+    port: u16,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&Value>,
+) -> std::io::Result<(u16, Value)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
+    if let Some(key) = key {
+        request.push_str(&format!("X-Api-Key: {key}\r\n"));
+    }
+    if !body.is_empty() {
+        request.push_str("Content-Type: application/json\r\n");
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other(format!("no header end in {text:?}")))?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
+    let value = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()));
+    Ok((status, value))
+}
+
+fn http(port: u16, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Value {
+    let (status, doc) = try_http(port, method, path, key, body)
+        .unwrap_or_else(|e| panic!("{method} {path} on port {port}: {e}"));
+    assert!(
+        (200..300).contains(&status),
+        "{method} {path}: {status} {doc}"
+    );
+    doc
+}
+
+/// A keep-alive HTTP/1.1 connection that sends pings one after another.
+struct PingConn {
+    reader: BufReader<TcpStream>,
+}
+
+impl PingConn {
+    fn connect(port: u16) -> std::io::Result<PingConn> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_read_timeout(Some(IO_TIMEOUT))?;
+        stream.set_write_timeout(Some(IO_TIMEOUT))?;
+        stream.set_nodelay(true)?;
+        Ok(PingConn {
+            reader: BufReader::new(stream),
+        })
+    }
+
+    /// Sends `GET path`, answers the status once the whole response is read.
+    fn get(&mut self, path: &str) -> std::io::Result<u16> {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        self.reader.get_mut().write_all(request.as_bytes())?;
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
+        let mut length = 0usize;
+        loop {
+            line.clear();
+            if self.reader.read_line(&mut line)? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| std::io::Error::other(format!("bad length {header:?}")))?;
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body)?;
+        Ok(status)
+    }
+}
+
+/// What the clients saw during one round.
+#[derive(Default)]
+struct Tally {
+    /// Every rid sent (acknowledged or not).
+    sent: HashSet<Uuid>,
+    /// rids answered `200`: these must survive the kill.
+    acked: HashSet<Uuid>,
+    busy: usize,
+    /// Answers other than 200 and 503 (there should be none).
+    unexpected: Vec<u16>,
+}
+
+/// One client: pings `check` over keep-alive connections until `stop`, reconnecting when a
+/// connection breaks (it does when the server is killed).
+fn client(port: u16, check: Uuid, stop: Arc<AtomicBool>) -> Tally {
+    let mut tally = Tally::default();
+    let mut conn: Option<PingConn> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match PingConn::connect(port) {
+                Ok(c) => conn.insert(c),
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                }
+            },
+        };
+        let rid = Uuid::new_v4();
+        tally.sent.insert(rid);
+        match c.get(&format!("/ping/{check}?rid={rid}")) {
+            Ok(200) => {
+                tally.acked.insert(rid);
+            }
+            Ok(503) => tally.busy += 1,
+            Ok(other) => tally.unexpected.push(other),
+            Err(_) => conn = None,
+        }
+    }
+    tally
+}
+
+/// The checks made after a restart, as a function of plain data so that its own test below
+/// can show it fails when a ping is lost, numbered twice, or skipped.
+///
+/// `listed` is the pings list as (n, rid); `n_pings` the check's counter.
+fn verify(
+    acked: &HashSet<Uuid>,
+    sent: &HashSet<Uuid>,
+    listed: &[(u64, Option<Uuid>)],
+    n_pings: u64,
+) -> Result<(), String> {
+    let total = listed.len() as u64;
+    let mut ns: Vec<u64> = listed.iter().map(|(n, _)| *n).collect();
+    ns.sort_unstable();
+    let expected: Vec<u64> = (1..=total).collect();
+    if ns != expected {
+        let mut seen = HashSet::new();
+        let repeats: Vec<u64> = ns.iter().copied().filter(|n| !seen.insert(*n)).collect();
+        let gaps: Vec<u64> = (1..=ns.last().copied().unwrap_or(0))
+            .filter(|n| !seen.contains(n))
+            .collect();
+        return Err(format!(
+            "ping numbers are not 1..={total}: repeats {:?}, gaps {:?}",
+            &repeats[..repeats.len().min(10)],
+            &gaps[..gaps.len().min(10)]
+        ));
+    }
+    if n_pings != total {
+        return Err(format!(
+            "n_pings is {n_pings}, but {total} pings are listed"
+        ));
+    }
+    let mut listed_rids = HashSet::new();
+    for (n, rid) in listed {
+        let Some(rid) = rid else {
+            return Err(format!("ping #{n} has no rid"));
+        };
+        if !sent.contains(rid) {
+            return Err(format!("ping #{n} has rid {rid}, which was never sent"));
+        }
+        if !listed_rids.insert(*rid) {
+            return Err(format!("rid {rid} is listed twice (again as #{n})"));
+        }
+    }
+    let lost: Vec<&Uuid> = acked.iter().filter(|r| !listed_rids.contains(r)).collect();
+    if !lost.is_empty() {
+        return Err(format!(
+            "{} acknowledged pings are missing after the restart, e.g. {:?}",
+            lost.len(),
+            &lost[..lost.len().min(5)]
+        ));
+    }
+    Ok(())
+}
+
+/// The pings list and `n_pings` of `check`, read from a running service.
+fn read_back(serve: &Serve, key: &str, check: Uuid) -> (Vec<(u64, Option<Uuid>)>, u64) {
+    let doc = http(
+        serve.port,
+        "GET",
+        &format!("/api/v3/checks/{check}/pings/"),
+        Some(key),
+        None,
+    );
+    let listed = doc["pings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no pings array: {doc}"))
+        .iter()
+        .map(|p| {
+            let n = p["n"].as_u64().unwrap_or_else(|| panic!("no n in {p}"));
+            let rid = p["rid"].as_str().map(|r| r.parse().expect("rid is a uuid"));
+            (n, rid)
+        })
+        .collect();
+    let check_doc = http(
+        serve.port,
+        "GET",
+        &format!("/api/v3/checks/{check}"),
+        Some(key),
+        None,
+    );
+    let n_pings = check_doc["n_pings"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no n_pings in {check_doc}"));
+    (listed, n_pings)
+}
+
+/// A delay in `lo..hi` ms that differs from run to run.
+fn random_ms(lo: u64, hi: u64) -> u64 {
+    let r = Uuid::new_v4().as_u128() as u64;
+    lo + r % (hi - lo)
+}
+
+#[test]
+fn acknowledged_pings_survive_kill_9_at_several_moments() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let mut serve = Serve::start(data);
+    let key = serve.first_start_key();
+    let created = http(
+        serve.port,
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "crash"})),
+    );
+    let check: Uuid = created["uuid"]
+        .as_str()
+        .and_then(|u| u.parse().ok())
+        .unwrap_or_else(|| panic!("no uuid in {created}"));
+
+    // Kill points after the clients start: early, middle, late, and one random.
+    let delays = [150, 400, 900, random_ms(50, 1200)];
+    let mut acked: HashSet<Uuid> = HashSet::new();
+    let mut sent: HashSet<Uuid> = HashSet::new();
+    let mut report = Vec::new();
+    for (round, delay) in delays.into_iter().enumerate() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let port = serve.port;
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || client(port, check, stop))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(delay));
+        serve.sigkill();
+        stop.store(true, Ordering::Relaxed);
+        let mut round_acked = 0;
+        let mut busy = 0;
+        let mut statuses: HashMap<u16, usize> = HashMap::new();
+        for c in clients {
+            let tally = c.join().expect("client thread");
+            round_acked += tally.acked.len();
+            busy += tally.busy;
+            for s in tally.unexpected {
+                *statuses.entry(s).or_default() += 1;
+            }
+            acked.extend(tally.acked);
+            sent.extend(tally.sent);
+        }
+        assert!(
+            statuses.is_empty(),
+            "round {round}: unexpected ping answers {statuses:?}"
+        );
+        assert!(
+            round_acked > 0,
+            "round {round}: no ping was acknowledged in {delay} ms before the kill"
+        );
+
+        serve = Serve::start(data);
+        assert!(
+            !serve.stdout().contains("API key"),
+            "a restart printed new keys: {}",
+            serve.stdout()
+        );
+        let (listed, n_pings) = read_back(&serve, &key, check);
+        assert!(
+            listed.len() < PING_LOG,
+            "{} pings reached the ping log size; raise PING_LOG",
+            listed.len()
+        );
+        if let Err(e) = verify(&acked, &sent, &listed, n_pings) {
+            panic!("round {round} (kill after {delay} ms): {e}");
+        }
+        report.push(format!(
+            "kill after {delay} ms: {round_acked} acknowledged, {busy} busy, {} stored in all",
+            listed.len()
+        ));
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn the_crash_check_fails_on_lost_repeated_or_skipped_pings() {
+    let rids: Vec<Uuid> = (0..4).map(|_| Uuid::new_v4()).collect();
+    let sent: HashSet<Uuid> = rids.iter().copied().collect();
+    // rids[3] was sent but never answered: it may or may not be stored.
+    let acked: HashSet<Uuid> = rids[..3].iter().copied().collect();
+    let good: Vec<(u64, Option<Uuid>)> = (0..3).map(|i| (i as u64 + 1, Some(rids[i]))).collect();
+    assert_eq!(verify(&acked, &sent, &good, 3), Ok(()));
+    let mut unacked_stored = good.clone();
+    unacked_stored.push((4, Some(rids[3])));
+    assert_eq!(verify(&acked, &sent, &unacked_stored, 4), Ok(()));
+
+    // An acknowledged ping lost in the crash.
+    let lost = vec![(1, Some(rids[0])), (2, Some(rids[1]))];
+    let e = verify(&acked, &sent, &lost, 2).unwrap_err();
+    assert!(e.contains("1 acknowledged pings are missing"), "{e}");
+    // A gap in the numbering.
+    let gap = vec![(1, Some(rids[0])), (2, Some(rids[1])), (4, Some(rids[2]))];
+    let e = verify(&acked, &sent, &gap, 4).unwrap_err();
+    assert!(e.contains("gaps [3]"), "{e}");
+    // A number used twice.
+    let repeat = vec![(1, Some(rids[0])), (2, Some(rids[1])), (2, Some(rids[2]))];
+    let e = verify(&acked, &sent, &repeat, 2).unwrap_err();
+    assert!(e.contains("repeats [2]"), "{e}");
+    // n_pings behind the listed pings.
+    assert!(verify(&acked, &sent, &good, 2).is_err());
+    // One ping stored twice under two numbers.
+    let twice = vec![(1, Some(rids[0])), (2, Some(rids[1])), (3, Some(rids[1]))];
+    assert!(verify(&acked, &sent, &twice, 3).is_err());
+}
