@@ -316,20 +316,27 @@ async fn durations_and_last_duration() {
     let c = s.create(json!({})).await;
     let uuid = c["uuid"].as_str().unwrap();
     let rid = "4c2a1f0e-1b2c-4d3e-8f90-0123456789ab";
-    ping(
-        &s,
-        Method::GET,
-        &format!("{uuid}/start?rid={}", rid.to_uppercase()),
-    )
-    .await;
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let start = format!("{uuid}/start?rid={}", rid.to_uppercase());
+    ping(&s, Method::GET, &start).await;
     ping(&s, Method::GET, &format!("{uuid}?rid={rid}")).await;
     let list = pings(&s, uuid).await;
-    assert_eq!(list[0]["rid"], rid);
-    let d = list[0]["duration"].as_f64().unwrap();
-    assert!((1.0..10.0).contains(&d), "{d}");
-    assert!(list[1].get("duration").is_none());
-    assert_eq!(s.get_check(uuid).await["last_duration"], 1);
+    assert_eq!(
+        list[0]["rid"], rid,
+        "rids are shown in canonical lowercase form"
+    );
+    let d = list[0]["duration"]
+        .as_f64()
+        .expect("a completion matched with its start has a duration");
+    assert!((0.0..10.0).contains(&d), "{d}");
+    assert!(
+        list[1].get("duration").is_none(),
+        "start pings have no duration"
+    );
+    // A completion without the start's rid clears the start and gets no duration.
+    ping(&s, Method::GET, &start).await;
+    ping(&s, Method::GET, uuid).await;
+    assert!(pings(&s, uuid).await[0].get("duration").is_none());
+    assert_eq!(s.get_check(uuid).await["started"], false);
     s.stop().await;
 }
 

@@ -3,6 +3,11 @@
 //! directory every acknowledged ping is listed, the pings are numbered 1..=N without gaps or
 //! repeats, and the check's `n_pings` is N. Using one data directory for every kill point
 //! also checks that numbering continues without gaps across restarts after kills.
+//!
+//! What it can catch: an answer sent before the batch's writes reach the file (checked by
+//! hand: a writer that answers, then waits 3 ms, then commits fails the first round). What it
+//! cannot: `kill -9` keeps the page cache, so a missing fsync is invisible here, and answering
+//! just before an immediate commit leaves a window narrower than the answer's own trip.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -227,14 +227,20 @@ impl Check {
 
 /// `unique_key` of §3.3 for a check UUID.
 pub fn unique_key(uuid: &Uuid) -> String {
-    use sha1::{Digest, Sha1};
-    let simple = uuid.simple().to_string();
-    let digest = Sha1::digest(&simple.as_bytes()[..16]);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(40);
-    for byte in digest.iter() {
-        out.push_str(&format!("{byte:02x}"));
+    for byte in unique_key_digest(uuid) {
+        out.push(HEX[usize::from(byte >> 4)] as char);
+        out.push(HEX[usize::from(byte & 0xf)] as char);
     }
     out
+}
+
+/// The 20 bytes behind a `unique_key` (what its 40 hex digits spell).
+pub fn unique_key_digest(uuid: &Uuid) -> [u8; 20] {
+    use sha1::{Digest, Sha1};
+    let simple = uuid.simple().to_string();
+    Sha1::digest(&simple.as_bytes()[..16]).into()
 }
 
 #[cfg(test)]

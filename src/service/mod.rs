@@ -168,7 +168,14 @@ impl Service {
                 .and_then(|b| String::from_utf8(b).ok())
                 .unwrap_or_else(|| DEFAULT_SITE_ROOT.to_string()),
         };
-        let state = Arc::new(RwLock::new(State::from_snapshot(store.load()?)));
+        let started = std::time::Instant::now();
+        let state = State::load(&store)?;
+        tracing::info!(
+            checks = state.check_count(),
+            "loaded the data file in {} ms",
+            started.elapsed().as_millis()
+        );
+        let state = Arc::new(RwLock::new(state));
         let deadlines = writer::DeadlineSink::default();
         let (writer, writer_task) = Writer::start(
             store.clone(),

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::model::check::unique_key_digest;
 use crate::model::{ApiKey, Channel, Check, Kind, Project};
 use crate::schedule::Schedule;
-use crate::store::Snapshot;
+use crate::store::{Snapshot, Store, StoreError};
 
 /// Everything the service answers from memory.
 #[derive(Debug, Default)]
@@ -18,11 +19,14 @@ pub struct State {
     projects: HashMap<Uuid, Project>,
     project_by_ping_key: HashMap<String, Uuid>,
     api_keys: HashMap<String, ApiKey>,
-    checks: HashMap<Uuid, Check>,
+    /// Boxed: the table then holds 24 bytes per slot, not a whole check, so its spare
+    /// capacity costs little (it matters at a million checks).
+    checks: HashMap<Uuid, Box<Check>>,
     /// Checks of each project in creation order.
     checks_by_project: HashMap<Uuid, BTreeMap<u64, Uuid>>,
-    /// Non-empty slugs only: the slug route never matches an empty one.
-    checks_by_slug: HashMap<(Uuid, String), Vec<Uuid>>,
+    /// Non-empty slugs only (the slug route never matches an empty one), keyed by a hash of
+    /// (project, slug) so the slug is not stored twice; lookups compare the real slug.
+    checks_by_slug: HashMap<u64, Vec<Uuid>>,
     checks_by_unique_key: HashMap<[u8; 20], Uuid>,
     channels: HashMap<Uuid, Channel>,
     next_seq: u64,
@@ -42,6 +46,15 @@ pub fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
     Some(out)
 }
 
+/// The slug index key: a hash of (project, slug). Collisions only cost a comparison.
+fn slug_hash(project: &Uuid, slug: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    project.hash(&mut h);
+    slug.hash(&mut h);
+    h.finish()
+}
+
 /// Compiles the schedule of a cron or OnCalendar check loaded from the file.
 pub fn compile(check: &mut Check) {
     check.compiled = match check.kind {
@@ -53,6 +66,29 @@ pub fn compile(check: &mut Check) {
 }
 
 impl State {
+    /// Reads the whole state from the file.
+    pub fn load(store: &Store) -> Result<State, StoreError> {
+        let mut state = State::default();
+        let n = usize::try_from(store.check_count()?).unwrap_or(0);
+        state.checks.reserve(n);
+        state.checks_by_unique_key.reserve(n);
+        state.checks_by_slug.reserve(n);
+        let mut max_seq = 0;
+        let snap = store.load_streaming(&mut |mut c| {
+            max_seq = max_seq.max(c.seq);
+            compile(&mut c);
+            state.put_check(c);
+        })?;
+        let mut rest = State::from_snapshot(snap);
+        rest.next_seq = rest.next_seq.max(max_seq + 1);
+        // Move the checks in; the indexes travel with them.
+        rest.checks = state.checks;
+        rest.checks_by_project = state.checks_by_project;
+        rest.checks_by_slug = state.checks_by_slug;
+        rest.checks_by_unique_key = state.checks_by_unique_key;
+        Ok(rest)
+    }
+
     /// Builds the state from a snapshot of the file.
     pub fn from_snapshot(snap: Snapshot) -> State {
         let mut state = State::default();
@@ -158,12 +194,12 @@ impl State {
     // ----- checks -----
 
     pub fn check(&self, uuid: &Uuid) -> Option<&Check> {
-        self.checks.get(uuid)
+        self.checks.get(uuid).map(|c| &**c)
     }
 
     /// Every check, in no particular order.
     pub fn all_checks(&self) -> impl Iterator<Item = &Check> {
-        self.checks.values()
+        self.checks.values().map(|c| &**c)
     }
 
     pub fn check_count(&self) -> usize {
@@ -176,20 +212,23 @@ impl State {
             .get(project)
             .into_iter()
             .flat_map(|m| m.values())
-            .filter_map(|u| self.checks.get(u))
+            .filter_map(|u| self.checks.get(u).map(|c| &**c))
     }
 
     /// Checks of a project with this (non-empty) slug, in creation order.
     pub fn checks_by_slug(&self, project: &Uuid, slug: &str) -> Vec<&Check> {
-        self.checks_by_slug
-            .get(&(*project, slug.to_string()))
-            .map(|v| v.iter().filter_map(|u| self.checks.get(u)).collect())
-            .unwrap_or_default()
+        let Some(list) = self.checks_by_slug.get(&slug_hash(project, slug)) else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter_map(|u| self.checks.get(u).map(|c| &**c))
+            .filter(|c| c.project == *project && c.slug == slug)
+            .collect()
     }
 
     pub fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
         let bytes = unique_key_bytes(unique_key)?;
-        let check = self.checks.get(self.checks_by_unique_key.get(&bytes)?)?;
+        let check: &Check = self.checks.get(self.checks_by_unique_key.get(&bytes)?)?;
         (check.project == *project).then_some(check)
     }
 
@@ -207,7 +246,7 @@ impl State {
         if !check.slug.is_empty() {
             let entry = self
                 .checks_by_slug
-                .entry((check.project, check.slug.clone()))
+                .entry(slug_hash(&check.project, &check.slug))
                 .or_default();
             entry.push(uuid);
             let checks = &self.checks;
@@ -219,17 +258,16 @@ impl State {
                 }
             });
         }
-        if let Some(bytes) = unique_key_bytes(&check.unique_key()) {
-            self.checks_by_unique_key.insert(bytes, uuid);
-        }
-        self.checks.insert(uuid, check);
+        self.checks_by_unique_key
+            .insert(unique_key_digest(&uuid), uuid);
+        self.checks.insert(uuid, Box::new(check));
     }
 
     fn unindex_slug(&mut self, project: Uuid, slug: &str, uuid: Uuid) {
         if slug.is_empty() {
             return;
         }
-        let key = (project, slug.to_string());
+        let key = slug_hash(&project, slug);
         if let Some(list) = self.checks_by_slug.get_mut(&key) {
             list.retain(|u| *u != uuid);
             if list.is_empty() {
@@ -239,21 +277,20 @@ impl State {
     }
 
     pub fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
-        let check = self.checks.remove(uuid)?;
+        let check = *self.checks.remove(uuid)?;
         self.unindex_slug(check.project, &check.slug, check.uuid);
         if let Some(list) = self.checks_by_project.get_mut(&check.project) {
             list.remove(&check.seq);
         }
-        if let Some(bytes) = unique_key_bytes(&check.unique_key()) {
-            self.checks_by_unique_key.remove(&bytes);
-        }
+        self.checks_by_unique_key
+            .remove(&unique_key_digest(&check.uuid));
         Some(check)
     }
 
     /// Mutable access for fields that no index depends on (status, pings, ...). Changing
     /// `slug`, `project` or `seq` through it would corrupt the indexes: use [`State::put_check`].
     pub fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
-        self.checks.get_mut(uuid)
+        self.checks.get_mut(uuid).map(|c| &mut **c)
     }
 
     // ----- channels -----

@@ -154,8 +154,13 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
         let jobs = std::mem::take(&mut batch);
         match tokio::task::spawn_blocking(move || commit_batch(jobs, &worker)).await {
             Ok(emptied) => batch = emptied,
-            // A panicking job is a bug; its batch's callers see "unavailable".
-            Err(e) => tracing::error!("a write batch panicked: {e}"),
+            Err(e) => {
+                // A panicking job is a bug. Its batch was not committed and its callers see
+                // "unavailable"; memory may hold the batch's half-done changes, so it is
+                // rebuilt from the file, as after a failed commit.
+                tracing::error!("a write batch panicked: {e}");
+                reload(&shared);
+            }
         }
     }
 }
@@ -200,19 +205,21 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
         Ok(()) => notify_deadlines(shared, touched),
         Err(e) => {
             tracing::error!("commit failed, reloading state from the file: {e}");
-            match shared.store.load() {
-                Ok(snap) => {
-                    *shared.state.write().unwrap_or_else(|p| p.into_inner()) =
-                        State::from_snapshot(snap);
-                }
-                Err(e) => tracing::error!("cannot reload state after a failed commit: {e}"),
-            }
+            reload(shared);
         }
     }
     for done in completions {
         done(result.clone());
     }
     batch
+}
+
+/// Replaces the in-memory state with the file's (the file is the truth).
+fn reload(shared: &Shared) {
+    match State::load(&shared.store) {
+        Ok(fresh) => *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh,
+        Err(e) => tracing::error!("cannot reload the state from the file: {e}"),
+    }
 }
 
 fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {

@@ -27,6 +27,9 @@ use records::{
 /// Version of the set of tables and record shapes. A file with a higher number was written
 /// by a newer release and is refused.
 pub const SCHEMA_VERSION: u32 = 1;
+/// redb's page cache. Hot state lives in the service's own memory, so the cache only serves
+/// pings, flips and writes; redb's default (1 GiB) would make a small service look large.
+pub const CACHE_BYTES: usize = 32 << 20;
 /// Name of the database file inside the data directory.
 pub const DB_FILE: &str = "overdue.redb";
 
@@ -153,7 +156,10 @@ impl Store {
                 .map_err(io_err(&path))?;
         }
         std::fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(io_err(&path))?;
-        let db = match Database::create(&path) {
+        let db = match Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create(&path)
+        {
             Ok(db) => db,
             Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
                 return Err(StoreError::Locked(dir.to_path_buf()));
@@ -209,6 +215,15 @@ impl Store {
 
     /// Reads every project, key, check (with its channel links) and channel.
     pub fn load(&self) -> Result<Snapshot, StoreError> {
+        let mut checks = Vec::new();
+        let mut snap = self.load_streaming(&mut |c| checks.push(c))?;
+        snap.checks = checks;
+        Ok(snap)
+    }
+
+    /// Like [`Store::load`], but hands each check to `on_check` as it is read instead of
+    /// collecting them, so a million checks are never held twice.
+    pub fn load_streaming(&self, on_check: &mut dyn FnMut(Check)) -> Result<Snapshot, StoreError> {
         let txn = self.db.begin_read()?;
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
@@ -254,7 +269,7 @@ impl Store {
                 return Err(e.into());
             }
             check.channels.sort();
-            snap.checks.push(check);
+            on_check(check);
         }
         Ok(snap)
     }
@@ -323,6 +338,12 @@ impl Store {
             out.push(decode::<OutboxRecord>(v.value(), "outbox")?.into_entry(k.value())?);
         }
         Ok(out)
+    }
+
+    /// How many checks the file holds.
+    pub fn check_count(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(CHECKS)?.len()?)
     }
 
     /// A cheap read that proves the file answers (for `/api/v3/status/`).

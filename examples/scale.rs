@@ -1,0 +1,224 @@
+//! Scale harness for the deadline engine (docs/benchmarks.md, "Deadlines at scale").
+//!
+//! `cargo run --release --example scale -- deadlines N` creates N up checks whose down times
+//! fall within the next minute, starts the monitor, keeps pinging 1,000 other checks as fast
+//! as 64 concurrent clients can, and reports the delay from each deadline until its down flip
+//! is committed (observed by scanning the state every 20 ms, so delays are upper bounds).
+//!
+//! `cargo run --release --example scale -- populate DIR N` writes N checks into DIR's data
+//! file, for measuring `overdue serve`'s start-up time and memory on a large file.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use jiff::{SignedDuration, Timestamp};
+use overdue::model::{Check, StoredStatus};
+use overdue::ping::route::{Signal, Target};
+use overdue::service::pings::PingRequest;
+use overdue::service::{Clock, Service, ServiceConfig};
+use uuid::Uuid;
+
+const CHUNK: usize = 5_000;
+
+/// Creates `n` checks in `project`; `shape` sets each one's fields.
+async fn populate(
+    service: &Service,
+    project: Uuid,
+    n: usize,
+    shape: impl Fn(usize, &mut Check) + Clone + Send + 'static,
+) -> Vec<Uuid> {
+    let mut all = Vec::with_capacity(n);
+    for start in (0..n).step_by(CHUNK) {
+        let end = (start + CHUNK).min(n);
+        let shape = shape.clone();
+        let made = service
+            .write(move |ctx| {
+                let mut made = Vec::with_capacity(end - start);
+                for i in start..end {
+                    let seq = ctx.state.next_seq();
+                    let mut c = Check::new(Uuid::new_v4(), project, seq, ctx.now, Uuid::new_v4());
+                    c.name = format!("check-{i}");
+                    c.slug = format!("check-{i}");
+                    c.tags = "scale bench".into();
+                    shape(i, &mut c);
+                    ctx.txn.put_check(&c, None)?;
+                    made.push(c.uuid);
+                    ctx.state.put_check(c);
+                }
+                Ok(made)
+            })
+            .await
+            .expect("populate");
+        all.extend(made);
+    }
+    all
+}
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+async fn deadlines(n: usize) {
+    let dir = tempfile::tempdir().expect("dir");
+    let service =
+        Arc::new(Service::open(dir.path(), ServiceConfig::default(), Clock::System).expect("open"));
+    let project = service.add_project("scale").await.expect("project").uuid;
+    let t0 = Instant::now();
+    // Up checks with timeout 60 s and grace 60 s, last pinged so that they go down between
+    // 10 and 70 seconds from now.
+    let now = Timestamp::now();
+    let checks = populate(&service, project, n, move |i, c| {
+        c.timeout = 60;
+        c.grace = 60;
+        c.status = StoredStatus::Up;
+        let offset_ms = 10_000 + (i as i64 * 60_000) / n as i64;
+        c.last_ping =
+            Some(now + SignedDuration::from_millis(offset_ms) - SignedDuration::from_secs(120));
+    })
+    .await;
+    let pinged = populate(&service, project, 1000, |_, c| c.timeout = 3600).await;
+    println!(
+        "created {} checks in {:.1} s, RSS {:.0} MiB",
+        n + 1000,
+        t0.elapsed().as_secs_f64(),
+        rss_mib()
+    );
+    let monitor = overdue::monitor::start(service.clone());
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let pings = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut clients = Vec::new();
+    for k in 0..64 {
+        let (service, stop, pings, pinged) =
+            (service.clone(), stop.clone(), pings.clone(), pinged.clone());
+        clients.push(tokio::spawn(async move {
+            let mut i = k;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let req = PingRequest {
+                    target: Target::Uuid(pinged[i % pinged.len()]),
+                    create: false,
+                    signal: Signal::Success,
+                    method: "GET".into(),
+                    scheme: "http".into(),
+                    remote_addr: Some("127.0.0.1".into()),
+                    ua: "bench".into(),
+                    rid: None,
+                    body: Bytes::new(),
+                };
+                if service.record_ping(req).await.is_ok() {
+                    pings.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                i += 64;
+            }
+        }));
+    }
+
+    let started = Instant::now();
+    let mut pending: Vec<(Uuid, Timestamp)> = service.read(|s| {
+        checks
+            .iter()
+            .filter_map(|u| s.check(u).and_then(|c| c.alert_after()).map(|a| (*u, a)))
+            .collect()
+    });
+    let mut delays = Vec::with_capacity(n);
+    while !pending.is_empty() && started.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let seen = Timestamp::now();
+        service.read(|s| {
+            pending.retain(|(u, deadline)| match s.check(u) {
+                Some(c) if c.status == StoredStatus::Down => {
+                    delays.push(seen.duration_since(*deadline).as_secs_f64());
+                    false
+                }
+                _ => true,
+            })
+        });
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for c in clients {
+        let _ = c.await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    monitor.abort();
+    delays.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "{} of {n} checks went down; delay from deadline to committed flip: p50 {:.3} s, p99 {:.3} s, max {:.3} s",
+        delays.len(),
+        percentile(&delays, 0.5),
+        percentile(&delays, 0.99),
+        delays.last().copied().unwrap_or(f64::NAN)
+    );
+    println!(
+        "meanwhile {} pings were recorded ({:.0}/s); RSS {:.0} MiB",
+        pings.load(std::sync::atomic::Ordering::Relaxed),
+        pings.load(std::sync::atomic::Ordering::Relaxed) as f64 / elapsed,
+        rss_mib()
+    );
+}
+
+async fn populate_dir(dir: &str, n: usize) {
+    let t0 = Instant::now();
+    let service = Service::open(
+        std::path::Path::new(dir),
+        ServiceConfig::default(),
+        Clock::System,
+    )
+    .expect("open");
+    let project = match service.read(|s| s.project_by_name("scale").map(|p| p.uuid)) {
+        Some(p) => p,
+        None => service.add_project("scale").await.expect("project").uuid,
+    };
+    let now = Timestamp::now();
+    populate(&service, project, n, move |i, c| {
+        // A mix of shapes: simple checks, some up, a cron check in every ten.
+        if i % 10 == 0 {
+            c.kind = overdue::model::Kind::Cron;
+            c.schedule = "*/5 * * * *".into();
+            c.tz = "Europe/Riga".into();
+        }
+        if i % 2 == 0 {
+            c.status = StoredStatus::Up;
+            c.last_ping = Some(now);
+            c.n_pings = 1;
+        }
+        c.timeout = 86_400;
+    })
+    .await;
+    println!("wrote {n} checks in {:.1} s", t0.elapsed().as_secs_f64());
+    service.close().await;
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("deadlines") => {
+            deadlines(args.get(2).and_then(|n| n.parse().ok()).unwrap_or(100_000)).await
+        }
+        Some("populate") => {
+            let dir = args.get(2).expect("populate DIR N");
+            populate_dir(
+                dir,
+                args.get(3)
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1_000_000),
+            )
+            .await
+        }
+        _ => eprintln!("usage: scale deadlines [N] | scale populate DIR [N]"),
+    }
+}
