@@ -38,6 +38,7 @@ pub async fn pings(
 ) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     owned_n_pings(app, &grant.project, &uuid)?;
+    app.service.fold_journal_for(&uuid).await?;
     let limit = app.service.config().ping_log as usize;
     let all = app
         .service
@@ -65,6 +66,7 @@ pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<R
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
         return Err(ApiError::NotFound);
     }
+    app.service.fold_journal_for(&uuid).await?;
     match app
         .service
         .store()

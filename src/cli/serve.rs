@@ -120,6 +120,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
     let prune_task = tokio::spawn(crate::ping::prune::run(service.clone()));
+    let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
     tracing::info!(
@@ -142,7 +143,13 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
-    for task in [control_task, prune_task, retention_task, monitor_task] {
+    for task in [
+        control_task,
+        prune_task,
+        fold_task,
+        retention_task,
+        monitor_task,
+    ] {
         task.abort();
         let _ = task.await;
     }

@@ -86,6 +86,7 @@ impl Service {
                     .iter()
                     .map(|k| k.id.clone())
                     .collect();
+                crate::service::journal::fold(ctx)?;
                 for check in &checks {
                     ctx.txn.delete_check(check)?;
                     ctx.state.remove_check(&check.uuid);

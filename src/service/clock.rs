@@ -24,7 +24,14 @@ impl Clock {
         }
     }
 
+    /// Now, to the microsecond: the precision of the data file, so that what memory holds and
+    /// what a restart reads back are equal.
     pub fn now(&self) -> Timestamp {
+        let t = self.precise_now();
+        Timestamp::from_microsecond(t.as_microsecond()).unwrap_or(t)
+    }
+
+    fn precise_now(&self) -> Timestamp {
         match self {
             Clock::System => Timestamp::now(),
             Clock::Tokio { base, start } => {

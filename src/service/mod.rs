@@ -9,6 +9,7 @@ pub mod auth;
 pub mod checks;
 pub mod clock;
 pub(crate) mod flips;
+pub mod journal;
 pub mod pings;
 pub mod state;
 pub mod writer;
@@ -199,6 +200,10 @@ impl Service {
 
     /// Stops the writer after its queue is done and closes the data file cleanly.
     pub async fn close(self) {
+        // Not needed for safety (start-up replays the journal), but it leaves a tidy file.
+        if let Err(e) = self.fold_journal().await {
+            tracing::warn!("could not fold the ping journal at shutdown: {e}");
+        }
         let Service {
             writer,
             writer_task,

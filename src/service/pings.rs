@@ -1,6 +1,7 @@
 //! Recording pings: the one write that happens at ping rate. Lookup, auto-creation,
 //! classification and the state change all run inside the writer's batch, so concurrent
-//! pings of one check are numbered without gaps and `create=1` never creates twice.
+//! pings of one check are numbered without gaps and `create=1` never creates twice. The ping
+//! itself goes to the journal (see `journal`).
 
 use bytes::Bytes;
 use uuid::Uuid;
@@ -110,8 +111,13 @@ impl Service {
                 exit_status,
                 body_len: u32::try_from(req.body.len()).unwrap_or(u32::MAX),
             };
-            ctx.txn.put_check(check, Some(&check.slug))?;
-            ctx.txn.put_ping(&ping, &req.body)?;
+            if flip.is_some() {
+                // A flip must be durable with its status change and alerts: write the record
+                // now (rare); ordinary pings only reach the journal.
+                ctx.txn.put_check(check, Some(&check.slug))?;
+            }
+            let seq = ctx.state.journal_ping(uuid);
+            ctx.txn.put_journal(seq, &ping, &req.body)?;
             if let Some(flip) = &flip {
                 record_flip(ctx, flip)?;
             }
@@ -128,6 +134,7 @@ impl Service {
     /// Deletes pings of `check` numbered below `keep_from` (the ping log's oldest).
     pub async fn prune_pings(&self, check: Uuid, keep_from: u64) -> Result<(), ServiceError> {
         self.write(move |ctx| {
+            crate::service::journal::fold(ctx)?;
             ctx.txn.prune_pings(check, keep_from)?;
             Ok(())
         })

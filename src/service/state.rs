@@ -3,15 +3,16 @@
 //! ping key). It is rebuilt from the file at start and after a failed commit; the file is the
 //! truth.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use uuid::Uuid;
 
 use crate::model::check::unique_key_digest;
+use crate::model::ping::record;
 use crate::model::{ApiKey, Channel, Check, Kind, Project};
 use crate::schedule::Schedule;
-use crate::store::{Snapshot, Store, StoreError};
+use crate::store::{JournaledPing, Snapshot, Store, StoreError};
 
 /// Everything the service answers from memory.
 #[derive(Debug, Default)]
@@ -31,6 +32,11 @@ pub struct State {
     channels: HashMap<Uuid, Channel>,
     next_seq: u64,
     next_outbox_seq: u64,
+    next_journal_seq: u64,
+    /// Checks whose journaled pings have changed them since their record was last written.
+    unfolded: HashSet<Uuid>,
+    /// Pings in the journal, waiting to be folded into the pings table.
+    journal_len: usize,
 }
 
 /// The 20 bytes behind a 40-digit hex unique_key.
@@ -86,7 +92,29 @@ impl State {
         rest.checks_by_project = state.checks_by_project;
         rest.checks_by_slug = state.checks_by_slug;
         rest.checks_by_unique_key = state.checks_by_unique_key;
+        rest.replay_journal(store.journal()?);
         Ok(rest)
+    }
+
+    /// Applies journaled pings that the check records do not reflect yet (those numbered
+    /// above the record's `n_pings`), in order. Replaying a ping is the same pure step that
+    /// recorded it, so the state comes out as it was acknowledged.
+    fn replay_journal(&mut self, journal: Vec<JournaledPing>) {
+        for (ping, _) in journal {
+            self.journal_len += 1;
+            self.unfolded.insert(ping.check);
+            let Some(check) = self.check_mut(&ping.check) else {
+                continue;
+            };
+            if ping.n <= check.n_pings {
+                continue;
+            }
+            let (_, n, _) = record(check, ping.kind, ping.rid, ping.created);
+            if n != ping.n {
+                tracing::warn!(check = %ping.check, "journal replay numbered ping {} as {n}", ping.n);
+                check.n_pings = ping.n;
+            }
+        }
     }
 
     /// Builds the state from a snapshot of the file.
@@ -110,6 +138,7 @@ impl State {
         }
         state.next_seq = state.next_seq.max(1);
         state.next_outbox_seq = snap.next_outbox_seq.max(1);
+        state.next_journal_seq = snap.next_journal_seq.max(1);
         state
     }
 
@@ -125,6 +154,31 @@ impl State {
         let seq = self.next_outbox_seq;
         self.next_outbox_seq += 1;
         seq
+    }
+
+    /// A fresh journal sequence number, for a ping about to be journaled for `check`.
+    pub fn journal_ping(&mut self, check: Uuid) -> u64 {
+        let seq = self.next_journal_seq;
+        self.next_journal_seq += 1;
+        self.journal_len += 1;
+        self.unfolded.insert(check);
+        seq
+    }
+
+    /// Pings waiting in the journal.
+    pub fn journal_len(&self) -> usize {
+        self.journal_len
+    }
+
+    /// Whether `check` has journaled pings not folded yet.
+    pub fn is_unfolded(&self, check: &Uuid) -> bool {
+        self.unfolded.contains(check)
+    }
+
+    /// Marks the journal folded; returns the checks whose records must be rewritten.
+    pub fn take_unfolded(&mut self) -> HashSet<Uuid> {
+        self.journal_len = 0;
+        std::mem::take(&mut self.unfolded)
     }
 
     // ----- projects -----

@@ -448,3 +448,12 @@ impl OutboxRecord {
         })
     }
 }
+
+/// A ping waiting in the journal: the ping, its check and number, and its body.
+#[derive(Encode, Decode)]
+pub struct JournalRecord {
+    pub check: u128,
+    pub n: u64,
+    pub ping: PingRecord,
+    pub body: Vec<u8>,
+}

@@ -1,0 +1,128 @@
+//! The ping journal: pings acknowledged from the journal alone are whole again after a
+//! restart that never folded them (the crash test does the same through kill -9).
+
+use bytes::Bytes;
+use overdue::model::ApiVersion;
+use overdue::model::StoredStatus;
+use overdue::model::spec::CheckSpec;
+use overdue::ping::route::{Signal, Target};
+use overdue::service::pings::PingRequest;
+use overdue::service::{Clock, Service, ServiceConfig};
+use overdue::store::StoreError;
+
+fn ping(check: uuid::Uuid, signal: Signal) -> PingRequest {
+    PingRequest {
+        target: Target::Uuid(check),
+        create: false,
+        signal,
+        method: "POST".into(),
+        scheme: "http".into(),
+        remote_addr: Some("127.0.0.1".into()),
+        ua: "test".into(),
+        rid: None,
+        body: Bytes::from_static(b"body"),
+    }
+}
+
+async fn reopen(dir: &std::path::Path) -> Service {
+    // The dropped service's writer lets go of the file once its queue is done.
+    for _ in 0..10_000 {
+        match Service::open(dir, ServiceConfig::default(), Clock::System) {
+            Ok(s) => return s,
+            Err(StoreError::Locked(_)) => tokio::task::yield_now().await,
+            Err(e) => panic!("reopen: {e}"),
+        }
+    }
+    panic!("the data file stayed locked");
+}
+
+#[tokio::test]
+async fn unfolded_pings_are_replayed_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    let project = service.add_project("p").await.unwrap().uuid;
+    let (check, _) = service
+        .create_check(project, CheckSpec::default(), ApiVersion::V3)
+        .await
+        .unwrap();
+    let check = check.uuid;
+    service
+        .record_ping(ping(check, Signal::Start))
+        .await
+        .unwrap();
+    service
+        .record_ping(ping(check, Signal::Success))
+        .await
+        .unwrap();
+    service.record_ping(ping(check, Signal::Log)).await.unwrap();
+    assert_eq!(service.read(|s| s.journal_len()), 3);
+    let before = service.read(|s| s.check(&check).cloned()).unwrap();
+    assert!(
+        service.store().pings(check, 10).unwrap().is_empty(),
+        "nothing folded yet"
+    );
+    // Stop without closing: nothing folds the journal.
+    drop(service);
+
+    let service = reopen(dir.path()).await;
+    let after = service.read(|s| s.check(&check).cloned()).unwrap();
+    assert_eq!(after.n_pings, 3);
+    assert_eq!(after.status, StoredStatus::Up);
+    assert_eq!(after.last_ping, before.last_ping);
+    assert_eq!(after.last_start, None);
+    assert_eq!(after.last_duration, before.last_duration);
+    assert_eq!(service.read(|s| s.journal_len()), 3);
+    service.fold_journal().await.unwrap();
+    let listed: Vec<u64> = service
+        .store()
+        .pings(check, 10)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect();
+    assert_eq!(listed, [3, 2, 1]);
+    assert_eq!(
+        service.store().ping_body(check, 2).unwrap().as_deref(),
+        Some(&b"body"[..])
+    );
+    // A later ping continues the numbering.
+    service
+        .record_ping(ping(check, Signal::Fail))
+        .await
+        .unwrap();
+    service.close().await;
+    let service = reopen(dir.path()).await;
+    let listed: Vec<u64> = service
+        .store()
+        .pings(check, 10)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect();
+    assert_eq!(listed, [4, 3, 2, 1], "close folds the journal");
+    assert_eq!(
+        service.read(|s| s.check(&check).map(|c| c.status)),
+        Some(StoredStatus::Down)
+    );
+    service.close().await;
+}
+
+#[tokio::test]
+async fn deleting_a_check_drops_its_journaled_pings() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    let project = service.add_project("p").await.unwrap().uuid;
+    let (check, _) = service
+        .create_check(project, CheckSpec::default(), ApiVersion::V3)
+        .await
+        .unwrap();
+    service
+        .record_ping(ping(check.uuid, Signal::Success))
+        .await
+        .unwrap();
+    service.delete_check(project, check.uuid).await.unwrap();
+    assert_eq!(service.read(|s| s.journal_len()), 0);
+    assert!(service.store().journal().unwrap().is_empty());
+    assert!(service.store().pings(check.uuid, 10).unwrap().is_empty());
+    service.close().await;
+}
