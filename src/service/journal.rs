@@ -11,26 +11,43 @@ use uuid::Uuid;
 
 use crate::service::{Service, ServiceError, WriteCtx};
 
-/// How often pending journal entries are folded.
-pub const FOLD_EVERY: Duration = Duration::from_secs(1);
+/// Pause between folds while the journal is not empty.
+pub const FOLD_EVERY: Duration = Duration::from_millis(50);
 
-/// Folds the whole journal within the caller's transaction.
-pub(crate) fn fold(ctx: &mut WriteCtx<'_>) -> Result<(), ServiceError> {
+/// Journaled pings folded per write job: small enough that a fold never holds the writer
+/// (and so the pings waiting behind it) for long.
+pub const FOLD_CHUNK: usize = 2048;
+
+/// Folds up to `limit` of the oldest journaled pings within the caller's transaction: moves
+/// them to the pings table and rewrites their checks' records from memory (which are at
+/// least as new). Returns how many were folded.
+pub fn fold_some(ctx: &mut WriteCtx<'_>, limit: usize) -> Result<usize, ServiceError> {
     if ctx.state.journal_len() == 0 {
-        return Ok(());
+        return Ok(0);
     }
-    for (ping, body) in ctx.txn.take_journal()? {
+    let entries = ctx.txn.take_journal(limit)?;
+    let mut checks = Vec::new();
+    for (ping, body) in &entries {
+        ctx.state.folded(&ping.check);
         // Pings of a check deleted meanwhile are dropped with it.
         if ctx.state.check(&ping.check).is_some() {
-            ctx.txn.put_ping(&ping, &body)?;
+            ctx.txn.put_ping(ping, body)?;
+            checks.push(ping.check);
         }
     }
-    for uuid in ctx.state.take_unfolded() {
+    checks.sort_unstable();
+    checks.dedup();
+    for uuid in checks {
         if let Some(check) = ctx.state.check(&uuid) {
             ctx.txn.put_check(check, Some(&check.slug))?;
         }
     }
-    Ok(())
+    Ok(entries.len())
+}
+
+/// Folds the whole journal within the caller's transaction.
+pub(crate) fn fold(ctx: &mut WriteCtx<'_>) -> Result<(), ServiceError> {
+    fold_some(ctx, usize::MAX).map(|_| ())
 }
 
 impl Service {
@@ -51,12 +68,19 @@ impl Service {
     }
 }
 
-/// Folds the journal every [`FOLD_EVERY`]; spawn it next to the server.
+/// Keeps folding the journal in chunks of [`FOLD_CHUNK`]; spawn it next to the server.
 pub async fn run(service: Arc<Service>) {
     loop {
         tokio::time::sleep(FOLD_EVERY).await;
-        if let Err(e) = service.fold_journal().await {
-            tracing::warn!("folding the ping journal failed: {e}");
+        while service.read(|s| s.journal_len()) > 0 {
+            match service.write(|ctx| fold_some(ctx, FOLD_CHUNK)).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!("folding the ping journal failed: {e}");
+                    break;
+                }
+            }
         }
     }
 }

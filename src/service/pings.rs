@@ -42,8 +42,6 @@ pub struct PingOutcome {
 impl Service {
     /// Records one ping; answers once it is durable. Busy when the writer's queue is full.
     pub async fn record_ping(&self, req: PingRequest) -> Result<PingOutcome, ServiceError> {
-        let new_uuid = Uuid::new_v4();
-        let new_badge = Uuid::new_v4();
         self.try_write(move |ctx| {
             // Some(None): an exit status that does not fit in 0..=255 (400 after the lookup).
             let exit = match req.signal {

@@ -3,7 +3,7 @@
 //! ping key). It is rebuilt from the file at start and after a failed commit; the file is the
 //! truth.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -33,9 +33,9 @@ pub struct State {
     next_seq: u64,
     next_outbox_seq: u64,
     next_journal_seq: u64,
-    /// Checks whose journaled pings have changed them since their record was last written.
-    unfolded: HashSet<Uuid>,
-    /// Pings in the journal, waiting to be folded into the pings table.
+    /// Journaled pings per check, waiting to be folded into the pings table.
+    journaled: HashMap<Uuid, u32>,
+    /// Pings in the journal in all.
     journal_len: usize,
 }
 
@@ -102,7 +102,7 @@ impl State {
     fn replay_journal(&mut self, journal: Vec<JournaledPing>) {
         for (ping, _) in journal {
             self.journal_len += 1;
-            self.unfolded.insert(ping.check);
+            *self.journaled.entry(ping.check).or_default() += 1;
             let Some(check) = self.check_mut(&ping.check) else {
                 continue;
             };
@@ -161,7 +161,7 @@ impl State {
         let seq = self.next_journal_seq;
         self.next_journal_seq += 1;
         self.journal_len += 1;
-        self.unfolded.insert(check);
+        *self.journaled.entry(check).or_default() += 1;
         seq
     }
 
@@ -172,13 +172,18 @@ impl State {
 
     /// Whether `check` has journaled pings not folded yet.
     pub fn is_unfolded(&self, check: &Uuid) -> bool {
-        self.unfolded.contains(check)
+        self.journaled.contains_key(check)
     }
 
-    /// Marks the journal folded; returns the checks whose records must be rewritten.
-    pub fn take_unfolded(&mut self) -> HashSet<Uuid> {
-        self.journal_len = 0;
-        std::mem::take(&mut self.unfolded)
+    /// Notes that one journaled ping of `check` was folded.
+    pub fn folded(&mut self, check: &Uuid) {
+        self.journal_len = self.journal_len.saturating_sub(1);
+        if let Some(count) = self.journaled.get_mut(check) {
+            *count -= 1;
+            if *count == 0 {
+                self.journaled.remove(check);
+            }
+        }
     }
 
     // ----- projects -----

@@ -528,12 +528,13 @@ impl WriteTxn {
         Ok(())
     }
 
-    /// Removes and returns every journaled ping (written by this transaction or before it),
-    /// oldest first.
-    pub fn take_journal(&mut self) -> Result<Vec<JournaledPing>, StoreError> {
+    /// Removes and returns the `limit` oldest journaled pings (including those written by this
+    /// transaction), oldest first.
+    pub fn take_journal(&mut self, limit: usize) -> Result<Vec<JournaledPing>, StoreError> {
         let mut table = self.txn.open_table(JOURNAL)?;
         let mut out = Vec::new();
-        for entry in table.extract_if(|_, _| true)? {
+        // Only entries read from the iterator are removed.
+        for entry in table.extract_if(|_, _| true)?.take(limit) {
             let (_, v) = entry?;
             out.push(journal_entry(v.value())?);
         }
