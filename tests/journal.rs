@@ -126,3 +126,51 @@ async fn deleting_a_check_drops_its_journaled_pings() {
     assert!(service.store().pings(check.uuid, 10).unwrap().is_empty());
     service.close().await;
 }
+
+#[tokio::test]
+async fn a_partial_fold_keeps_the_rest_for_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    let project = service.add_project("p").await.unwrap().uuid;
+    let (check, _) = service
+        .create_check(project, CheckSpec::default(), ApiVersion::V3)
+        .await
+        .unwrap();
+    let check = check.uuid;
+    for _ in 0..5 {
+        service
+            .record_ping(ping(check, Signal::Success))
+            .await
+            .unwrap();
+    }
+    let folded = service
+        .write(|ctx| overdue::service::journal::fold_some(ctx, 2))
+        .await
+        .unwrap();
+    assert_eq!(folded, 2);
+    assert_eq!(service.read(|s| s.journal_len()), 3);
+    let listed: Vec<u64> = service
+        .store()
+        .pings(check, 10)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect();
+    assert_eq!(listed, [2, 1]);
+    drop(service);
+    let service = reopen(dir.path()).await;
+    assert_eq!(
+        service.read(|s| s.check(&check).map(|c| c.n_pings)),
+        Some(5)
+    );
+    service.fold_journal().await.unwrap();
+    let listed: Vec<u64> = service
+        .store()
+        .pings(check, 10)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect();
+    assert_eq!(listed, [5, 4, 3, 2, 1]);
+    service.close().await;
+}

@@ -70,13 +70,10 @@ impl Service {
                     match found.as_slice() {
                         [one] => (*one, false),
                         [] if req.create && !bad_exit => {
-                            let mut check = Check::new(
-                                new_uuid,
-                                project,
-                                ctx.state.next_seq(),
-                                ctx.now,
-                                new_badge,
-                            );
+                            let new_uuid = Uuid::new_v4();
+                            let seq = ctx.state.next_seq();
+                            let mut check =
+                                Check::new(new_uuid, project, seq, ctx.now, Uuid::new_v4());
                             check.name = slug.clone();
                             check.slug = slug.clone();
                             check.channels = resolve_channels(ctx.state, &project, "*")?;

@@ -533,10 +533,15 @@ impl WriteTxn {
     pub fn take_journal(&mut self, limit: usize) -> Result<Vec<JournaledPing>, StoreError> {
         let mut table = self.txn.open_table(JOURNAL)?;
         let mut out = Vec::new();
-        // Only entries read from the iterator are removed.
-        for entry in table.extract_if(|_, _| true)?.take(limit) {
-            let (_, v) = entry?;
+        let mut last = None;
+        for entry in table.iter()?.take(limit) {
+            let (k, v) = entry?;
             out.push(journal_entry(v.value())?);
+            last = Some(k.value());
+        }
+        // Read first, then delete exactly the range that was read.
+        if let Some(last) = last {
+            table.retain_in(..=last, |_, _| false)?;
         }
         Ok(out)
     }
