@@ -3,6 +3,7 @@
 //!
 //! Everything here is a plain function of the check and `now`: no clock, no I/O.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
@@ -82,10 +83,11 @@ pub struct Check {
     /// Seconds; kept when the check turns into a cron check, as the reference does.
     pub timeout: i64,
     pub grace: i64,
-    /// Kept verbatim (untrimmed), also while the check is simple.
-    pub schedule: String,
+    /// Kept verbatim (untrimmed), also while the check is simple. The default and every
+    /// canonical zone name are borrowed statics, so most checks allocate nothing for these.
+    pub schedule: Cow<'static, str>,
     /// Canonical time zone name.
-    pub tz: String,
+    pub tz: Cow<'static, str>,
     /// The parsed `schedule` for cron and OnCalendar checks; `None` for simple checks.
     pub compiled: Option<Arc<Schedule>>,
     pub manual_resume: bool,
@@ -126,8 +128,8 @@ impl Check {
             kind: Kind::Simple,
             timeout: DEFAULT_TIMEOUT_SECS,
             grace: DEFAULT_GRACE_SECS,
-            schedule: DEFAULT_SCHEDULE.to_string(),
-            tz: DEFAULT_TZ.to_string(),
+            schedule: Cow::Borrowed(DEFAULT_SCHEDULE),
+            tz: Cow::Borrowed(DEFAULT_TZ),
             compiled: None,
             manual_resume: false,
             methods: String::new(),

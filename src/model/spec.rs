@@ -49,7 +49,7 @@ pub struct CheckSpec {
     pub tags: Option<String>,
     pub timeout: Option<i64>,
     /// Canonical time zone name (legacy names already rewritten).
-    pub tz: Option<String>,
+    pub tz: Option<&'static str>,
     pub unique: Option<Vec<UniqueField>>,
 }
 
@@ -167,7 +167,7 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     spec.tz = match string(body, "tz", None)? {
         None => None,
         Some(name) => match schedule::tz::canonical(&name) {
-            Some(canonical) => Some(canonical.to_string()),
+            Some(canonical) => Some(canonical),
             None => return Err(SpecError::new("tz", "is not a valid timezone")),
         },
     };
@@ -208,7 +208,7 @@ pub fn apply(check: &mut Check, spec: &CheckSpec, version: ApiVersion) -> Result
             ScheduleKind::Cron => Kind::Cron,
             ScheduleKind::OnCalendar => Kind::OnCalendar,
         };
-        check.schedule = expr.clone();
+        check.schedule = std::borrow::Cow::Owned(expr.clone());
     } else if let Some(timeout) = spec.timeout {
         check.kind = Kind::Simple;
         check.timeout = timeout;
@@ -232,7 +232,9 @@ pub fn apply(check: &mut Check, spec: &CheckSpec, version: ApiVersion) -> Result
     copy(&mut check.tags, &spec.tags);
     copy(&mut check.desc, &spec.desc);
     copy(&mut check.methods, &spec.methods);
-    copy(&mut check.tz, &spec.tz);
+    if let Some(tz) = spec.tz {
+        check.tz = std::borrow::Cow::Borrowed(tz);
+    }
     copy(&mut check.start_kw, &spec.start_kw);
     copy(&mut check.success_kw, &spec.success_kw);
     copy(&mut check.failure_kw, &spec.failure_kw);
@@ -385,7 +387,7 @@ mod tests {
             "schedule": "0 3 * * *", "unique": ["name", "grace"], "api_key": "ignored"
         }))
         .expect("valid");
-        assert_eq!(spec.tz.as_deref(), Some("Europe/Kyiv"));
+        assert_eq!(spec.tz, Some("Europe/Kyiv"));
         assert_eq!(spec.schedule.as_deref(), Some("0 3 * * *"));
         assert_eq!(
             spec.unique,

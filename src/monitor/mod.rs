@@ -34,12 +34,12 @@ pub fn start(service: Arc<Service>) -> tokio::task::JoinHandle<()> {
     if service.deadline_sink().set(tx).is_err() {
         tracing::warn!("the monitor was already started");
     }
-    let mut deadlines = Deadlines::default();
-    service.read(|s| {
-        for check in s.all_checks() {
-            deadlines.set(check.uuid, check.alert_after().map(to_micros));
-        }
+    let entries = service.read(|s| {
+        s.all_checks()
+            .filter_map(|c| c.alert_after().map(|at| (c.uuid, to_micros(at))))
+            .collect()
     });
+    let deadlines = Deadlines::from_entries(entries);
     tokio::spawn(run(service, deadlines, rx))
 }
 

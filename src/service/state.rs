@@ -80,11 +80,24 @@ impl State {
         state.checks_by_unique_key.reserve(n);
         state.checks_by_slug.reserve(n);
         let mut max_seq = 0;
+        // Checks arrive in UUID order; per-project creation order is built once, sorted,
+        // rather than by a million scattered tree inserts.
+        let mut by_project: HashMap<Uuid, Vec<(u64, Uuid)>> = HashMap::new();
         let snap = store.load_streaming(&mut |mut c| {
             max_seq = max_seq.max(c.seq);
             compile(&mut c);
-            state.put_check(c);
+            by_project
+                .entry(c.project)
+                .or_default()
+                .push((c.seq, c.uuid));
+            state.index_check(c);
         })?;
+        for (project, mut list) in by_project {
+            list.sort_unstable();
+            state
+                .checks_by_project
+                .insert(project, list.into_iter().collect());
+        }
         let mut rest = State::from_snapshot(snap);
         rest.next_seq = rest.next_seq.max(max_seq + 1);
         // Move the checks in; the indexes travel with them.
@@ -297,11 +310,16 @@ impl State {
             let (project, slug, uuid) = (old.project, old.slug.clone(), old.uuid);
             self.unindex_slug(project, &slug, uuid);
         }
-        let uuid = check.uuid;
         self.checks_by_project
             .entry(check.project)
             .or_default()
-            .insert(check.seq, uuid);
+            .insert(check.seq, check.uuid);
+        self.index_check(check);
+    }
+
+    /// Stores a check and indexes it by slug and unique_key (not by project order).
+    fn index_check(&mut self, check: Check) {
+        let uuid = check.uuid;
         if !check.slug.is_empty() {
             let entry = self
                 .checks_by_slug

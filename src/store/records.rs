@@ -4,10 +4,13 @@
 //! A reader accepts the versions it knows and refuses others with [`StoreError::Corrupt`],
 //! so a record written by a newer release is never misread.
 
+use std::borrow::Cow;
+
 use bincode::{Decode, Encode};
 use jiff::SignedDuration;
 use uuid::Uuid;
 
+use crate::model::limits::DEFAULT_SCHEDULE;
 use crate::model::time::{from_micros, to_micros};
 use crate::model::{
     ApiKey, Channel, ChannelConfig, Check, Flip, Kind, OutboxEntry, Ping, PingKind, Project,
@@ -186,8 +189,8 @@ impl From<&Check> for CheckRecord {
             },
             timeout: c.timeout,
             grace: c.grace,
-            schedule: c.schedule.clone(),
-            tz: c.tz.clone(),
+            schedule: c.schedule.to_string(),
+            tz: c.tz.to_string(),
             manual_resume: c.manual_resume,
             methods: c.methods.clone(),
             start_kw: c.start_kw.clone(),
@@ -229,8 +232,15 @@ impl CheckRecord {
             kind,
             timeout: self.timeout,
             grace: self.grace,
-            schedule: self.schedule,
-            tz: self.tz,
+            schedule: if self.schedule == DEFAULT_SCHEDULE {
+                Cow::Borrowed(DEFAULT_SCHEDULE)
+            } else {
+                Cow::Owned(self.schedule)
+            },
+            tz: match crate::schedule::tz::canonical(&self.tz) {
+                Some(name) if name == self.tz => Cow::Borrowed(name),
+                _ => Cow::Owned(self.tz),
+            },
             compiled: None,
             manual_resume: self.manual_resume,
             methods: self.methods,
