@@ -155,28 +155,21 @@ pub async fn delete(
     Ok(check_response(app, StatusCode::OK, &check, version, false))
 }
 
-/// POST checks/<uuid>/pause.
-pub async fn pause(
+/// POST checks/<uuid>/pause (`resume: false`) or checks/<uuid>/resume (`resume: true`,
+/// 409 unless paused).
+pub async fn pause_or_resume(
     app: &App,
     req: &Request,
     version: ApiVersion,
     uuid: Uuid,
+    resume: bool,
 ) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
-    let check = app.service.pause_check(grant.project, uuid).await?;
-    Ok(check_response(app, StatusCode::OK, &check, version, false))
-}
-
-/// POST checks/<uuid>/resume: 409 unless paused.
-pub async fn resume(
-    app: &App,
-    req: &Request,
-    version: ApiVersion,
-    uuid: Uuid,
-) -> Result<Response, ApiError> {
-    let body = body_object(req)?;
-    let grant = authorize(app, req, &body).await?;
-    let check = app.service.resume_check(grant.project, uuid).await?;
+    let check = if resume {
+        app.service.resume_check(grant.project, uuid).await?
+    } else {
+        app.service.pause_check(grant.project, uuid).await?
+    };
     Ok(check_response(app, StatusCode::OK, &check, version, false))
 }

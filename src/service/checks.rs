@@ -118,6 +118,29 @@ fn store_updated(
     Ok(check)
 }
 
+/// Pause and resume: a new stored status with its (silent) flip; a running start is dropped.
+fn change_status(
+    ctx: &mut WriteCtx<'_>,
+    mut check: Check,
+    status: StoredStatus,
+) -> Result<Check, ServiceError> {
+    let flip = Flip {
+        check: check.uuid,
+        created: ctx.now,
+        old_status: check.status,
+        new_status: status,
+        reason: String::new(),
+    };
+    check.status = status;
+    check.last_start = None;
+    check.last_start_rid = None;
+    ctx.txn.put_check(&check, Some(&check.slug))?;
+    ctx.state.put_check(check.clone());
+    record_flip(ctx, &flip)?;
+    ctx.touch(check.uuid);
+    Ok(check)
+}
+
 impl Service {
     /// Creates a check, or updates the one `unique` finds. The flag says whether it was created.
     pub async fn create_check(
@@ -165,22 +188,8 @@ impl Service {
             if current.status == StoredStatus::Paused {
                 return Ok(current.clone());
             }
-            let mut check = current.clone();
-            let flip = Flip {
-                check: uuid,
-                created: ctx.now,
-                old_status: check.status,
-                new_status: StoredStatus::Paused,
-                reason: String::new(),
-            };
-            check.status = StoredStatus::Paused;
-            check.last_start = None;
-            check.last_start_rid = None;
-            ctx.txn.put_check(&check, Some(&check.slug))?;
-            ctx.state.put_check(check.clone());
-            record_flip(ctx, &flip)?;
-            ctx.touch(uuid);
-            Ok(check)
+            let check = current.clone();
+            change_status(ctx, check, StoredStatus::Paused)
         })
         .await
     }
@@ -193,22 +202,8 @@ impl Service {
                 return Err(ServiceError::NotPaused);
             }
             let mut check = current.clone();
-            let flip = Flip {
-                check: uuid,
-                created: ctx.now,
-                old_status: StoredStatus::Paused,
-                new_status: StoredStatus::New,
-                reason: String::new(),
-            };
-            check.status = StoredStatus::New;
-            check.last_start = None;
-            check.last_start_rid = None;
             check.last_ping = None;
-            ctx.txn.put_check(&check, Some(&check.slug))?;
-            ctx.state.put_check(check.clone());
-            record_flip(ctx, &flip)?;
-            ctx.touch(uuid);
-            Ok(check)
+            change_status(ctx, check, StoredStatus::New)
         })
         .await
     }
