@@ -2,39 +2,17 @@
 //! stopped service and through the control socket of a running one, and `serve` itself
 //! (start, refusing a busy data directory or port, SIGTERM).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, ExitStatus, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_overdue");
-/// Every environment variable the binary reads; cleared so the caller's shell cannot leak in.
-const OVERDUE_VARS: &[&str] = &[
-    "OVERDUE_DATA",
-    "OVERDUE_LISTEN",
-    "OVERDUE_SITE_ROOT",
-    "OVERDUE_API_RATE_LIMIT",
-    "OVERDUE_PING_BODY_LIMIT",
-    "OVERDUE_PING_LOG",
-    "OVERDUE_TRUST_PROXY",
-    "OVERDUE_SHUTDOWN_GRACE",
-    "OVERDUE_LOG",
-];
-const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
+mod process;
 
-fn base_command() -> Command {
-    let mut cmd = Command::new(BIN);
-    for var in OVERDUE_VARS {
-        cmd.env_remove(var);
-    }
-    cmd.stdin(Stdio::null());
-    cmd
-}
+use process::{STARTUP_DEADLINE, Serve, base_command, free_port, wait_until};
 
 /// Result of one finished command.
 struct Run {
@@ -107,134 +85,9 @@ fn is_url_safe(s: &str) -> bool {
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    l.local_addr().expect("addr").port()
-}
-
-/// Collects everything a pipe delivers, on a thread of its own so the child never blocks.
-fn drain(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let buf = Arc::new(Mutex::new(String::new()));
-    let sink = buf.clone();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(pipe);
-        let mut line = String::new();
-        while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
-            sink.lock().expect("lock").push_str(&line);
-            line.clear();
-        }
-    });
-    buf
-}
-
-/// A running (or exited) `overdue serve`; killed when dropped, whatever the test did.
-struct Serve {
-    child: Child,
-    port: u16,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// Stopping the service the ways a user does.
 impl Serve {
-    /// Spawns `overdue --data DIR serve --listen 127.0.0.1:PORT --api-rate-limit 0`.
-    fn spawn(data: &Path, port: u16) -> Serve {
-        let mut child = base_command()
-            .arg("--data")
-            .arg(data)
-            .args(["serve", "--api-rate-limit", "0", "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn overdue serve");
-        let stdout = drain(child.stdout.take().expect("stdout"));
-        let stderr = drain(child.stderr.take().expect("stderr"));
-        Serve {
-            child,
-            port,
-            stdout,
-            stderr,
-        }
-    }
-
-    /// Starts a service on a free port and waits until `/api/v3/status/` answers 200.
-    fn start(data: &Path) -> Serve {
-        // The port is free when picked but could be taken before the child binds it: retry
-        // on that one failure.
-        for _ in 0..3 {
-            let mut serve = Serve::spawn(data, free_port());
-            if serve.wait_ready() {
-                return serve;
-            }
-            let stderr = serve.stderr();
-            if !stderr.contains("cannot listen") {
-                panic!(
-                    "serve did not start\nstdout: {}\nstderr: {stderr}",
-                    serve.stdout()
-                );
-            }
-        }
-        panic!("could not find a free port for serve");
-    }
-
-    /// Polls the status endpoint until 200 (true) or the process exits (false).
-    fn wait_ready(&mut self) -> bool {
-        let deadline = Instant::now() + STARTUP_DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                // Give the drain threads a moment to collect the last lines.
-                let _ = wait_until(Duration::from_secs(2), || !self.stderr().is_empty());
-                eprintln!("serve exited early with {status}");
-                return false;
-            }
-            if let Ok((200, _)) = try_http(self.port, "GET", "/api/v3/status/", None, None) {
-                return true;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "serve not ready after {STARTUP_DEADLINE:?}\nstderr: {}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stdout(&self) -> String {
-        self.stdout.lock().expect("lock").clone()
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().expect("lock").clone()
-    }
-
-    /// The read-write key printed at first start.
-    fn first_start_key(&self, label: &str) -> String {
-        // The reader thread may still be catching up with the child's output.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let out = self.stdout();
-            if let Some(line) = out.lines().find_map(|l| l.trim().strip_prefix(label)) {
-                return line.trim().to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {label:?} line in serve's stdout:\n{out}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn http(&self, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Response {
-        http(self.port, method, path, key, body)
-    }
-
+    /// `kill -TERM`.
     fn terminate(&self) {
         let status = Command::new("kill")
             .arg("-TERM")
@@ -259,63 +112,6 @@ impl Serve {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// Polls `cond` every 10 ms until it holds or `limit` passes; whether it held.
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-type Response = (u16, Value);
-
-/// One HTTP/1.0 request over a fresh connection; status and body (JSON when it parses).
-fn try_http(
-    port: u16,
-    method: &str,
-    path: &str,
-    key: Option<&str>,
-    body: Option<&Value>,
-) -> std::io::Result<Response> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(10)))?;
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
-    if let Some(key) = key {
-        request.push_str(&format!("X-Api-Key: {key}\r\n"));
-    }
-    if !body.is_empty() {
-        request.push_str("Content-Type: application/json\r\n");
-    }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes())?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| std::io::Error::other(format!("no header end in {text:?}")))?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
-    let value = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()));
-    Ok((status, value))
-}
-
-fn http(port: u16, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Response {
-    try_http(port, method, path, key, body)
-        .unwrap_or_else(|e| panic!("{method} {path} on port {port}: {e}"))
 }
 
 fn socket_path(data: &Path) -> PathBuf {

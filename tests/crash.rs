@@ -11,166 +11,31 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
-const BIN: &str = env!("CARGO_BIN_EXE_overdue");
-/// Every environment variable the binary reads; cleared so the caller's shell cannot leak in.
-const OVERDUE_VARS: &[&str] = &[
-    "OVERDUE_DATA",
-    "OVERDUE_LISTEN",
-    "OVERDUE_SITE_ROOT",
-    "OVERDUE_API_RATE_LIMIT",
-    "OVERDUE_PING_BODY_LIMIT",
-    "OVERDUE_PING_LOG",
-    "OVERDUE_PING_RATE_LIMIT",
-    "OVERDUE_TRUST_PROXY",
-    "OVERDUE_SHUTDOWN_GRACE",
-    "OVERDUE_LOG",
-];
+mod process;
+
+use process::{IO_TIMEOUT, Serve};
+
 /// Pings kept and listed per check: far above what the test sends, so every ping is listed.
 const PING_LOG: usize = 100_000;
 const CLIENTS: usize = 8;
-const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
-const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    l.local_addr().expect("addr").port()
+/// Starts a service on a free port that keeps (and lists) `PING_LOG` pings per check.
+fn start(data: &Path) -> Serve {
+    Serve::start_with(data, &["--ping-log", &PING_LOG.to_string()])
 }
 
-/// Collects everything a pipe delivers, on a thread of its own so the child never blocks.
-fn drain(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let buf = Arc::new(Mutex::new(String::new()));
-    let sink = buf.clone();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(pipe);
-        let mut line = String::new();
-        while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
-            sink.lock().expect("lock").push_str(&line);
-            line.clear();
-        }
-    });
-    buf
-}
-
-/// A running `overdue serve`; killed (and reaped) when dropped, whatever the test did.
-struct Serve {
-    child: Child,
-    port: u16,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// The crash itself.
 impl Serve {
-    fn spawn(data: &Path, port: u16) -> Serve {
-        let mut cmd = Command::new(BIN);
-        for var in OVERDUE_VARS {
-            cmd.env_remove(var);
-        }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .arg("--data")
-            .arg(data)
-            .args(["serve", "--api-rate-limit", "0", "--ping-log"])
-            .arg(PING_LOG.to_string())
-            .arg("--listen")
-            .arg(format!("127.0.0.1:{port}"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn overdue serve");
-        let stdout = drain(child.stdout.take().expect("stdout"));
-        let stderr = drain(child.stderr.take().expect("stderr"));
-        Serve {
-            child,
-            port,
-            stdout,
-            stderr,
-        }
-    }
-
-    /// Starts a service on a free port and waits until `/api/v3/status/` answers 200.
-    fn start(data: &Path) -> Serve {
-        // The port is free when picked but could be taken before the child binds it: retry
-        // on that one failure.
-        for _ in 0..3 {
-            let mut serve = Serve::spawn(data, free_port());
-            if serve.wait_ready() {
-                return serve;
-            }
-            let stderr = serve.stderr();
-            if !stderr.contains("cannot listen") {
-                panic!(
-                    "serve did not start\nstdout: {}\nstderr: {stderr}",
-                    serve.stdout()
-                );
-            }
-        }
-        panic!("could not find a free port for serve");
-    }
-
-    fn wait_ready(&mut self) -> bool {
-        let deadline = Instant::now() + STARTUP_DEADLINE;
-        loop {
-            if self.child.try_wait().expect("try_wait").is_some() {
-                std::thread::sleep(Duration::from_millis(200));
-                return false;
-            }
-            if let Ok((200, _)) = try_http(self.port, "GET", "/api/v3/status/", None, None) {
-                return true;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "serve not ready after {STARTUP_DEADLINE:?}\nstderr: {}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stdout(&self) -> String {
-        self.stdout.lock().expect("lock").clone()
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().expect("lock").clone()
-    }
-
-    /// The read-write key printed at first start (printed before the server answers, but
-    /// the drain thread may be a moment behind).
-    fn first_start_key(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let out = self.stdout();
-            if let Some(key) = out
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("read-write API key:"))
-            {
-                return key.trim().to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no read-write key in serve's stdout:\n{out}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
     /// `kill -9`, then reaps the process.
     fn sigkill(mut self) {
         let status = Command::new("kill")
@@ -193,52 +58,6 @@ impl Serve {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-}
-
-/// One HTTP/1.0 request over a fresh connection; status and body (JSON when it parses).
-fn try_http(
-    port: u16,
-    method: &str,
-    path: &str,
-    key: Option<&str>,
-    body: Option<&Value>,
-) -> std::io::Result<(u16, Value)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
-    if let Some(key) = key {
-        request.push_str(&format!("X-Api-Key: {key}\r\n"));
-    }
-    if !body.is_empty() {
-        request.push_str("Content-Type: application/json\r\n");
-    }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes())?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| std::io::Error::other(format!("no header end in {text:?}")))?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
-    let value = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()));
-    Ok((status, value))
-}
-
-fn http(port: u16, method: &str, path: &str, key: Option<&str>, body: Option<&Value>) -> Value {
-    let (status, doc) = try_http(port, method, path, key, body)
-        .unwrap_or_else(|e| panic!("{method} {path} on port {port}: {e}"));
-    assert!(
-        (200..300).contains(&status),
-        "{method} {path}: {status} {doc}"
-    );
-    doc
 }
 
 /// A keep-alive HTTP/1.1 connection that sends pings one after another.
@@ -393,8 +212,7 @@ fn verify(
 
 /// The pings list and `n_pings` of `check`, read from a running service.
 fn read_back(serve: &Serve, key: &str, check: Uuid) -> (Vec<(u64, Option<Uuid>)>, u64) {
-    let doc = http(
-        serve.port,
+    let doc = serve.http_ok(
         "GET",
         &format!("/api/v3/checks/{check}/pings/"),
         Some(key),
@@ -410,13 +228,7 @@ fn read_back(serve: &Serve, key: &str, check: Uuid) -> (Vec<(u64, Option<Uuid>)>
             (n, rid)
         })
         .collect();
-    let check_doc = http(
-        serve.port,
-        "GET",
-        &format!("/api/v3/checks/{check}"),
-        Some(key),
-        None,
-    );
+    let check_doc = serve.http_ok("GET", &format!("/api/v3/checks/{check}"), Some(key), None);
     let n_pings = check_doc["n_pings"]
         .as_u64()
         .unwrap_or_else(|| panic!("no n_pings in {check_doc}"));
@@ -433,10 +245,9 @@ fn random_ms(lo: u64, hi: u64) -> u64 {
 fn acknowledged_pings_survive_kill_9_at_several_moments() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
-    let mut serve = Serve::start(data);
-    let key = serve.first_start_key();
-    let created = http(
-        serve.port,
+    let mut serve = start(data);
+    let key = serve.first_start_key("read-write API key:");
+    let created = serve.http_ok(
         "POST",
         "/api/v3/checks/",
         Some(&key),
@@ -486,7 +297,7 @@ fn acknowledged_pings_survive_kill_9_at_several_moments() {
             "round {round}: no ping was acknowledged in {delay} ms before the kill"
         );
 
-        serve = Serve::start(data);
+        serve = start(data);
         assert!(
             !serve.stdout().contains("API key"),
             "a restart printed new keys: {}",
