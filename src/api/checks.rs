@@ -38,12 +38,29 @@ fn check_response(
     )
 }
 
-/// 404 when the check does not exist, 403 when it is another project's.
-fn ensure_owned(app: &App, grant: &Grant, uuid: &Uuid) -> Result<(), ApiError> {
-    app.service.read(|s| match s.check(uuid) {
-        None => Err(ApiError::NotFound),
-        Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
-        Some(_) => Ok(()),
+/// Runs `f` on the check a path names, as the caller's key sees it: 404 when it does not exist
+/// (or, named by unique_key, is in another project), 403 when named by UUID and another
+/// project's (reference §1.5).
+pub(crate) fn with_check<R>(
+    app: &App,
+    grant: &Grant,
+    ident: &CheckRef,
+    f: impl FnOnce(&Check) -> R,
+) -> Result<R, ApiError> {
+    app.service.read(|s| {
+        let check = match ident {
+            CheckRef::Uuid(u) => {
+                let c = s.check(u).ok_or(ApiError::NotFound)?;
+                if c.project != grant.project {
+                    return Err(ApiError::Forbidden);
+                }
+                c
+            }
+            CheckRef::UniqueKey(k) => s
+                .check_by_unique_key(&grant.project, k)
+                .ok_or(ApiError::NotFound)?,
+        };
+        Ok(f(check))
     })
 }
 
@@ -88,17 +105,7 @@ pub async fn get(
     ident: CheckRef,
 ) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
-    let check = app.service.read(|s| match &ident {
-        CheckRef::Uuid(u) => match s.check(u) {
-            None => Err(ApiError::NotFound),
-            Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
-            Some(c) => Ok(c.clone()),
-        },
-        CheckRef::UniqueKey(k) => s
-            .check_by_unique_key(&grant.project, k)
-            .cloned()
-            .ok_or(ApiError::NotFound),
-    })?;
+    let check = with_check(app, &grant, &ident, Check::clone)?;
     Ok(check_response(
         app,
         StatusCode::OK,
@@ -134,7 +141,7 @@ pub async fn update(
 ) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
-    ensure_owned(app, &grant, &uuid)?;
+    with_check(app, &grant, &CheckRef::Uuid(uuid), |_| ())?;
     let spec = parse_spec(&body).map_err(ServiceError::from)?;
     let check = app
         .service

@@ -7,6 +7,7 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use crate::api::auth::{authorize, authorize_read};
+use crate::api::checks::with_check;
 use crate::api::error::ApiError;
 use crate::api::json::{Urls, durations, flip_json, ping_json};
 use crate::api::response::{json_response, text_response};
@@ -21,14 +22,6 @@ const MAX_FLIP_TIMESTAMP: i64 = 10_000_000_000;
 /// Extra older pings read so the oldest listed completion can still find its start.
 const DURATION_LOOKBACK: usize = 64;
 
-fn owned_n_pings(app: &App, project: &Uuid, uuid: &Uuid) -> Result<u64, ApiError> {
-    app.service.read(|s| match s.check(uuid) {
-        None => Err(ApiError::NotFound),
-        Some(c) if c.project != *project => Err(ApiError::Forbidden),
-        Some(c) => Ok(c.n_pings),
-    })
-}
-
 /// GET checks/<uuid>/pings/: newest first, at most the ping log size.
 pub async fn pings(
     app: &App,
@@ -37,7 +30,7 @@ pub async fn pings(
     uuid: Uuid,
 ) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
-    owned_n_pings(app, &grant.project, &uuid)?;
+    with_check(app, &grant, &CheckRef::Uuid(uuid), |_| ())?;
     app.service.fold_journal_for(&uuid).await?;
     let limit = app.service.config().ping_log as usize;
     let all = app
@@ -62,7 +55,7 @@ pub async fn pings(
 /// GET checks/<uuid>/pings/<n>/body: the raw bytes as `text/plain`.
 pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
-    let n_pings = owned_n_pings(app, &grant.project, &uuid)?;
+    let n_pings = with_check(app, &grant, &CheckRef::Uuid(uuid), |c| c.n_pings)?;
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
         return Err(ApiError::NotFound);
     }
@@ -131,17 +124,7 @@ fn parse_unix(raw: &str) -> Result<i64, ()> {
 /// GET checks/<uuid|unique_key>/flips/: a bare array, newest first (decision 2).
 pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
-    let uuid = app.service.read(|s| match &ident {
-        CheckRef::Uuid(u) => match s.check(u) {
-            None => Err(ApiError::NotFound),
-            Some(c) if c.project != grant.project => Err(ApiError::Forbidden),
-            Some(c) => Ok(c.uuid),
-        },
-        CheckRef::UniqueKey(k) => s
-            .check_by_unique_key(&grant.project, k)
-            .map(|c| c.uuid)
-            .ok_or(ApiError::NotFound),
-    })?;
+    let uuid = with_check(app, &grant, &ident, |c| c.uuid)?;
     let mut since: Option<Timestamp> = None;
     let mut until: Option<Timestamp> = None;
     let now = app.service.now();
