@@ -4,6 +4,7 @@
 //! functions over [`Request`]; errors become responses only in [`error`].
 
 pub mod auth;
+pub mod badges;
 pub mod checks;
 pub mod error;
 pub mod history;
@@ -179,6 +180,12 @@ pub async fn handle(
 ) -> Response {
     if let Some(rest) = path.strip_prefix("/ping/") {
         return crate::ping::handle(&app, method, rest, &query, &headers, remote, body).await;
+    }
+    if let Some(rest) = path.strip_prefix("/badge/") {
+        return badges::handle(&app, &method, rest, false);
+    }
+    if let Some(rest) = path.strip_prefix("/b/") {
+        return badges::handle(&app, &method, rest, true);
     }
     let Some((version, route)) = router::parse(&path) else {
         return not_found();

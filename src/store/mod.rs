@@ -46,6 +46,7 @@ const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
 const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> = TableDefinition::new("check_channels");
 const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 const JOURNAL: TableDefinition<u64, &[u8]> = TableDefinition::new("ping_journal");
+const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new("badge_keys");
 
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
@@ -215,6 +216,7 @@ impl Store {
             txn.open_table(CHECK_CHANNELS)?;
             txn.open_table(OUTBOX)?;
             txn.open_table(JOURNAL)?;
+            txn.open_table(BADGE_KEYS)?;
         }
         txn.commit()?;
         Ok(())
@@ -362,6 +364,16 @@ impl Store {
         Ok(out)
     }
 
+    /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges
+    /// are rare next to pings, and a million checks need every byte of memory).
+    pub fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn
+            .open_table(BADGE_KEYS)?
+            .get(badge.as_u128())?
+            .map(|v| Uuid::from_u128(v.value())))
+    }
+
     /// How many checks the file holds.
     pub fn check_count(&self) -> Result<u64, StoreError> {
         let txn = self.db.begin_read()?;
@@ -429,12 +441,16 @@ impl WriteTxn {
     }
 
     /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
-    /// so the slug index follows.
+    /// so the slug index follows (and a new check's badge key is indexed).
     pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
         let bytes = encode(&CheckRecord::from(check))?;
         self.txn
             .open_table(CHECKS)?
             .insert(check.uuid.as_u128(), bytes.as_slice())?;
+        if old_slug.is_none() {
+            let mut badges = self.txn.open_table(BADGE_KEYS)?;
+            badges.insert(check.badge_key.as_u128(), check.uuid.as_u128())?;
+        }
         if old_slug != Some(check.slug.as_str()) {
             let mut index = self.txn.open_multimap_table(SLUG_INDEX)?;
             if let Some(old) = old_slug {
@@ -452,6 +468,9 @@ impl WriteTxn {
     pub fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let id = check.uuid;
         self.txn.open_table(CHECKS)?.remove(id.as_u128())?;
+        self.txn
+            .open_table(BADGE_KEYS)?
+            .remove(check.badge_key.as_u128())?;
         self.txn
             .open_multimap_table(SLUG_INDEX)?
             .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
