@@ -98,15 +98,10 @@ impl State {
                 .checks_by_project
                 .insert(project, list.into_iter().collect());
         }
-        let mut rest = State::from_snapshot(snap);
-        rest.next_seq = rest.next_seq.max(max_seq + 1);
-        // Move the checks in; the indexes travel with them.
-        rest.checks = state.checks;
-        rest.checks_by_project = state.checks_by_project;
-        rest.checks_by_slug = state.checks_by_slug;
-        rest.checks_by_unique_key = state.checks_by_unique_key;
-        rest.replay_journal(store.journal()?);
-        Ok(rest)
+        state.add_snapshot(snap);
+        state.next_seq = state.next_seq.max(max_seq + 1);
+        state.replay_journal(store.journal()?);
+        Ok(state)
     }
 
     /// Applies journaled pings that the check records do not reflect yet (those numbered
@@ -130,29 +125,22 @@ impl State {
         }
     }
 
-    /// Builds the state from a snapshot of the file.
-    pub fn from_snapshot(snap: Snapshot) -> State {
-        let mut state = State::default();
+    /// Adds the projects, keys and channels of a snapshot (its checks were streamed in).
+    fn add_snapshot(&mut self, snap: Snapshot) {
         for p in snap.projects {
-            state.next_seq = state.next_seq.max(p.seq + 1);
-            state.put_project(p);
+            self.next_seq = self.next_seq.max(p.seq + 1);
+            self.put_project(p);
         }
         for k in snap.api_keys {
-            state.api_keys.insert(k.id.clone(), k);
+            self.api_keys.insert(k.id.clone(), k);
         }
         for c in snap.channels {
-            state.next_seq = state.next_seq.max(c.seq + 1);
-            state.channels.insert(c.uuid, c);
+            self.next_seq = self.next_seq.max(c.seq + 1);
+            self.channels.insert(c.uuid, c);
         }
-        for mut c in snap.checks {
-            state.next_seq = state.next_seq.max(c.seq + 1);
-            compile(&mut c);
-            state.put_check(c);
-        }
-        state.next_seq = state.next_seq.max(1);
-        state.next_outbox_seq = snap.next_outbox_seq.max(1);
-        state.next_journal_seq = snap.next_journal_seq.max(1);
-        state
+        self.next_seq = self.next_seq.max(1);
+        self.next_outbox_seq = snap.next_outbox_seq.max(1);
+        self.next_journal_seq = snap.next_journal_seq.max(1);
     }
 
     /// A fresh sequence number for a new record (creation order).
