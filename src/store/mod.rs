@@ -2,11 +2,13 @@
 //! channels and their links. This is the only module that imports redb; the tables, their
 //! key encodings and the invariants are written down in docs/design.md.
 //!
-//! Writes go through [`WriteTxn`], which keeps the derived tables (slug index, links) in step
-//! with the records; reads of pings and flips open their own read transactions.
+//! Writes go through [`WriteTxn`] (in `write.rs`), which keeps the derived tables (slug index,
+//! badge keys, links) in step with the records; reads of pings and flips open their own read
+//! transactions.
 
 pub mod keys;
 pub mod records;
+mod write;
 
 use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -21,7 +23,7 @@ use uuid::Uuid;
 use crate::model::{ApiKey, Channel, Check, Flip, OutboxEntry, Ping, Project};
 use records::{
     ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, JournalRecord, OutboxRecord, PingRecord,
-    ProjectRecord, decode, encode,
+    ProjectRecord, decode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -33,20 +35,22 @@ pub const CACHE_BYTES: usize = 32 << 20;
 /// Name of the database file inside the data directory.
 pub const DB_FILE: &str = "overdue.redb";
 
-const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const PROJECTS: TableDefinition<u128, &[u8]> = TableDefinition::new("projects");
-const API_KEYS: TableDefinition<[u8; 12], &[u8]> = TableDefinition::new("api_keys");
-const CHECKS: TableDefinition<u128, &[u8]> = TableDefinition::new("checks");
-const SLUG_INDEX: MultimapTableDefinition<[u8; 32], u128> =
+pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(crate) const PROJECTS: TableDefinition<u128, &[u8]> = TableDefinition::new("projects");
+pub(crate) const API_KEYS: TableDefinition<[u8; 12], &[u8]> = TableDefinition::new("api_keys");
+pub(crate) const CHECKS: TableDefinition<u128, &[u8]> = TableDefinition::new("checks");
+pub(crate) const SLUG_INDEX: MultimapTableDefinition<[u8; 32], u128> =
     MultimapTableDefinition::new("slug_index");
-const PINGS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("pings");
-const PING_BODIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("ping_bodies");
-const FLIPS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("flips");
-const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
-const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> = TableDefinition::new("check_channels");
-const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
-const JOURNAL: TableDefinition<u64, &[u8]> = TableDefinition::new("ping_journal");
-const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new("badge_keys");
+pub(crate) const PINGS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("pings");
+pub(crate) const PING_BODIES: TableDefinition<[u8; 24], &[u8]> =
+    TableDefinition::new("ping_bodies");
+pub(crate) const FLIPS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("flips");
+pub(crate) const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
+pub(crate) const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> =
+    TableDefinition::new("check_channels");
+pub(crate) const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
+pub(crate) const JOURNAL: TableDefinition<u64, &[u8]> = TableDefinition::new("ping_journal");
+pub(crate) const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new("badge_keys");
 
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
@@ -393,239 +397,11 @@ impl Store {
     }
 }
 
-fn journal_entry(bytes: &[u8]) -> Result<JournaledPing, StoreError> {
+pub use write::WriteTxn;
+
+pub(crate) fn journal_entry(bytes: &[u8]) -> Result<JournaledPing, StoreError> {
     let r = decode::<JournalRecord>(bytes, "journal")?;
     Ok((r.ping.into_ping(Uuid::from_u128(r.check), r.n)?, r.body))
-}
-
-/// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
-pub struct WriteTxn {
-    txn: redb::WriteTransaction,
-}
-
-impl WriteTxn {
-    pub fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.txn.open_table(META)?.insert(key, value)?;
-        Ok(())
-    }
-
-    pub fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
-        let bytes = encode(&ProjectRecord::from(project))?;
-        self.txn
-            .open_table(PROJECTS)?
-            .insert(project.uuid.as_u128(), bytes.as_slice())?;
-        Ok(())
-    }
-
-    /// Removes a project record. The caller removes its checks, channels and keys first.
-    pub fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
-        self.txn.open_table(PROJECTS)?.remove(project.as_u128())?;
-        Ok(())
-    }
-
-    pub fn put_api_key(&mut self, key: &ApiKey) -> Result<(), StoreError> {
-        let id = keys::api_key_id(&key.id)
-            .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
-        let bytes = encode(&ApiKeyRecord::from(key))?;
-        self.txn
-            .open_table(API_KEYS)?
-            .insert(id, bytes.as_slice())?;
-        Ok(())
-    }
-
-    pub fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
-        if let Some(id) = keys::api_key_id(id) {
-            self.txn.open_table(API_KEYS)?.remove(id)?;
-        }
-        Ok(())
-    }
-
-    /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
-    /// so the slug index follows (and a new check's badge key is indexed).
-    pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
-        let bytes = encode(&CheckRecord::from(check))?;
-        self.txn
-            .open_table(CHECKS)?
-            .insert(check.uuid.as_u128(), bytes.as_slice())?;
-        if old_slug.is_none() {
-            let mut badges = self.txn.open_table(BADGE_KEYS)?;
-            badges.insert(check.badge_key.as_u128(), check.uuid.as_u128())?;
-        }
-        if old_slug != Some(check.slug.as_str()) {
-            let mut index = self.txn.open_multimap_table(SLUG_INDEX)?;
-            if let Some(old) = old_slug {
-                index.remove(keys::slug_key(check.project, old), check.uuid.as_u128())?;
-            }
-            index.insert(
-                keys::slug_key(check.project, &check.slug),
-                check.uuid.as_u128(),
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Deletes a check with its pings, bodies, flips, links and slug index entry.
-    pub fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
-        let id = check.uuid;
-        self.txn.open_table(CHECKS)?.remove(id.as_u128())?;
-        self.txn
-            .open_table(BADGE_KEYS)?
-            .remove(check.badge_key.as_u128())?;
-        self.txn
-            .open_multimap_table(SLUG_INDEX)?
-            .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
-        let (lo, hi) = keys::check_range24(id);
-        for table in [PINGS, PING_BODIES, FLIPS] {
-            self.txn
-                .open_table(table)?
-                .retain_in(lo..=hi, |_, _| false)?;
-        }
-        let (lo, hi) = keys::check_range32(id);
-        self.txn
-            .open_table(CHECK_CHANNELS)?
-            .retain_in(lo..=hi, |_, _| false)?;
-        Ok(())
-    }
-
-    /// Replaces a check's channel links with `channels`.
-    pub fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
-        let mut table = self.txn.open_table(CHECK_CHANNELS)?;
-        let (lo, hi) = keys::check_range32(check);
-        table.retain_in(lo..=hi, |_, _| false)?;
-        for channel in channels {
-            table.insert(keys::link_key(check, *channel), ())?;
-        }
-        Ok(())
-    }
-
-    /// Removes one link (used when a channel is deleted).
-    pub fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.txn
-            .open_table(CHECK_CHANNELS)?
-            .remove(keys::link_key(check, channel))?;
-        Ok(())
-    }
-
-    pub fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
-        let bytes = encode(&ChannelRecord::from(channel))?;
-        self.txn
-            .open_table(CHANNELS)?
-            .insert(channel.uuid.as_u128(), bytes.as_slice())?;
-        Ok(())
-    }
-
-    /// Removes a channel record. The caller removes its links first.
-    pub fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
-        self.txn.open_table(CHANNELS)?.remove(channel.as_u128())?;
-        Ok(())
-    }
-
-    /// Records a ping and, when not empty, its body.
-    pub fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
-        let key = keys::ping_key(ping.check, ping.n);
-        let bytes = encode(&PingRecord::from(ping))?;
-        self.txn.open_table(PINGS)?.insert(key, bytes.as_slice())?;
-        if !body.is_empty() {
-            self.txn.open_table(PING_BODIES)?.insert(key, body)?;
-        }
-        Ok(())
-    }
-
-    /// Appends a ping to the journal: the hot path writes only here, so a batch of pings to
-    /// many checks dirties a page or two instead of two pages per check.
-    pub fn put_journal(&mut self, seq: u64, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
-        let record = JournalRecord {
-            check: ping.check.as_u128(),
-            n: ping.n,
-            ping: PingRecord::from(ping),
-            body: body.to_vec(),
-        };
-        let bytes = encode(&record)?;
-        self.txn
-            .open_table(JOURNAL)?
-            .insert(seq, bytes.as_slice())?;
-        Ok(())
-    }
-
-    /// Removes and returns the `limit` oldest journaled pings (including those written by this
-    /// transaction), oldest first.
-    pub fn take_journal(&mut self, limit: usize) -> Result<Vec<JournaledPing>, StoreError> {
-        let mut table = self.txn.open_table(JOURNAL)?;
-        let mut out = Vec::new();
-        let mut last = None;
-        for entry in table.iter()?.take(limit) {
-            let (k, v) = entry?;
-            out.push(journal_entry(v.value())?);
-            last = Some(k.value());
-        }
-        // Read first, then delete exactly the range that was read.
-        if let Some(last) = last {
-            table.retain_in(..=last, |_, _| false)?;
-        }
-        Ok(out)
-    }
-
-    /// Deletes the pings (and bodies) of a check numbered below `keep_from`.
-    pub fn prune_pings(&mut self, check: Uuid, keep_from: u64) -> Result<(), StoreError> {
-        let lo = keys::ping_key(check, 0);
-        let hi = keys::ping_key(check, keep_from);
-        for table in [PINGS, PING_BODIES] {
-            self.txn
-                .open_table(table)?
-                .retain_in(lo..hi, |_, _| false)?;
-        }
-        Ok(())
-    }
-
-    /// Records a flip. Two flips of one check in the same microsecond keep both: the later
-    /// one moves forward to the next free microsecond.
-    pub fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
-        let mut table = self.txn.open_table(FLIPS)?;
-        let mut record = FlipRecord::from(flip);
-        while table
-            .get(keys::flip_key(flip.check, record.created_us))?
-            .is_some()
-        {
-            record.created_us += 1;
-        }
-        let bytes = encode(&record)?;
-        table.insert(
-            keys::flip_key(flip.check, record.created_us),
-            bytes.as_slice(),
-        )?;
-        Ok(())
-    }
-
-    /// Queues an alert.
-    pub fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
-        let bytes = encode(&OutboxRecord::from(entry))?;
-        self.txn
-            .open_table(OUTBOX)?
-            .insert(entry.seq, bytes.as_slice())?;
-        Ok(())
-    }
-
-    /// Deletes the flips of `check` older than `before_us`.
-    pub fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
-        let lo = keys::flip_key(check, i64::MIN);
-        let hi = keys::flip_key(check, before_us);
-        self.txn
-            .open_table(FLIPS)?
-            .retain_in(lo..hi, |_, _| false)?;
-        Ok(())
-    }
-
-    /// Makes the transaction durable (fsync) and visible.
-    pub fn commit(self) -> Result<(), StoreError> {
-        self.txn.commit()?;
-        Ok(())
-    }
-
-    /// Drops everything the transaction did.
-    pub fn abort(self) -> Result<(), StoreError> {
-        self.txn.abort()?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
