@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use crate::api::json::{Urls, check_json};
 use crate::model::time::iso_seconds;
 use crate::model::{ApiVersion, ChannelConfig};
-use crate::service::Service;
+use crate::service::admin::project_named;
+use crate::service::{Service, ServiceError};
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
 pub enum ProjectCmd {
@@ -166,7 +167,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
     result.unwrap_or_else(AdminOutput::error)
 }
 
-type Outcome = Result<AdminOutput, crate::service::ServiceError>;
+type Outcome = Result<AdminOutput, ServiceError>;
 
 async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
     Ok(match cmd {
@@ -245,10 +246,8 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
         }
         KeyCmd::Ls { project, json } => {
             let keys = service.read(|s| {
-                let p = s
-                    .project_by_name(&project)
-                    .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
-                Ok::<_, crate::service::ServiceError>(
+                let p = project_named(s, &project)?;
+                Ok::<_, ServiceError>(
                     s.api_keys_of(&p.uuid)
                         .into_iter()
                         .cloned()
@@ -292,7 +291,7 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
 }
 
 async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
-    use crate::service::ServiceError::Usage;
+    use ServiceError::Usage;
     Ok(match cmd {
         ChannelCmd::Add(a) => {
             let config = match a.kind.as_str() {
@@ -330,10 +329,8 @@ async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
         }
         ChannelCmd::Ls { project, json } => {
             let channels = service.read(|s| {
-                let p = s
-                    .project_by_name(&project)
-                    .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
-                Ok::<_, crate::service::ServiceError>(
+                let p = project_named(s, &project)?;
+                Ok::<_, ServiceError>(
                     s.channels_of(&p.uuid)
                         .into_iter()
                         .cloned()
@@ -376,10 +373,8 @@ async fn check(service: &Service, cmd: CheckCmd) -> Outcome {
         version: ApiVersion::V3,
     };
     let checks = service.read(|s| {
-        let p = s
-            .project_by_name(&project)
-            .ok_or_else(|| crate::service::ServiceError::NoSuchProject(project.clone()))?;
-        Ok::<_, crate::service::ServiceError>(s.checks_of(&p.uuid).cloned().collect::<Vec<_>>())
+        let p = project_named(s, &project)?;
+        Ok::<_, ServiceError>(s.checks_of(&p.uuid).cloned().collect::<Vec<_>>())
     })?;
     if json {
         let list: Vec<Value> = checks

@@ -23,7 +23,8 @@ pub struct Removed {
     pub keys: usize,
 }
 
-fn project_named(state: &State, name: &str) -> Result<Project, ServiceError> {
+/// The project named `name`, or `NoSuchProject`.
+pub fn project_named(state: &State, name: &str) -> Result<Project, ServiceError> {
     state
         .project_by_name(name)
         .cloned()
