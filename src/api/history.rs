@@ -129,6 +129,10 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
     let mut until: Option<Timestamp> = None;
     let now = app.service.now();
     let bad = |name: &str| ApiError::BadRequest(format!("invalid value for {name}"));
+    let unix = |name: &str, v: &str| {
+        let seconds = parse_unix(v).map_err(|_| bad(name))?;
+        Timestamp::from_second(seconds).map_err(|_| bad(name))
+    };
     for (k, v) in req.query_pairs() {
         match k.as_str() {
             "seconds" => match parse_seconds(&v).map_err(|_| bad("seconds"))? {
@@ -141,13 +145,11 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
                 _ => {}
             },
             "start" => {
-                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("start"))?)
-                    .map_err(|_| bad("start"))?;
+                let t = unix("start", &v)?;
                 since = Some(since.map_or(t, |x| x.max(t)));
             }
             "end" => {
-                let t = Timestamp::from_second(parse_unix(&v).map_err(|_| bad("end"))?)
-                    .map_err(|_| bad("end"))?;
+                let t = unix("end", &v)?;
                 until = Some(until.map_or(t, |x| x.min(t)));
             }
             _ => {}
