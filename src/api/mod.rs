@@ -28,7 +28,7 @@ use warp::{Buf, Filter};
 use crate::model::limits::{DEFAULT_API_RATE_LIMIT, MAX_API_BODY_BYTES};
 use crate::service::Service;
 use error::ApiError;
-use response::{empty, text_response, with_cors};
+use response::{empty, with_cors};
 use router::Route;
 
 /// HTTP-level settings.
@@ -232,11 +232,8 @@ pub async fn handle(
         Route::Flips(r) => history::flips(&app, &req, r).await,
         Route::Channels => project::channels(&app, &req).await,
         Route::Badges => project::badges(&app, &req).await,
-        Route::Status => Ok(text_response(
-            StatusCode::OK,
-            "text/plain; charset=utf-8",
-            "OK",
-        )),
+        // Answered above, before methods and bodies; here for exhaustiveness only.
+        Route::Status => Ok(project::status(&app)),
     };
     match result {
         Ok(resp) => with_cors(resp, methods),
