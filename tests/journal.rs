@@ -122,13 +122,60 @@ async fn deleting_a_check_drops_its_journaled_pings() {
         .unwrap();
     service.delete_check(project, check.uuid).await.unwrap();
     assert_eq!(service.read(|s| s.journal_len()), 0);
-    assert!(service.store().journal().unwrap().is_empty());
+    assert_eq!(service.store().journal_len().unwrap(), 0);
     assert!(service.store().pings(check.uuid, 10).unwrap().is_empty());
     service.close().await;
 }
 
+fn listed(service: &Service, check: uuid::Uuid) -> Vec<u64> {
+    service
+        .store()
+        .pings(check, 2000)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect()
+}
+
 #[tokio::test]
-async fn a_partial_fold_keeps_the_rest_for_replay() {
+async fn folding_one_check_keeps_the_others_for_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    let project = service.add_project("p").await.unwrap().uuid;
+    let mut checks = Vec::new();
+    for _ in 0..2 {
+        let (check, _) = service
+            .create_check(project, CheckSpec::default(), ApiVersion::V3)
+            .await
+            .unwrap();
+        checks.push(check.uuid);
+    }
+    let (a, b) = (checks[0], checks[1]);
+    for _ in 0..3 {
+        for check in [a, b] {
+            service
+                .record_ping(ping(check, Signal::Success))
+                .await
+                .unwrap();
+        }
+    }
+    service.fold_journal_for(&a).await.unwrap();
+    assert_eq!(service.read(|s| s.journal_len()), 3);
+    assert_eq!(listed(&service, a), [3, 2, 1]);
+    assert!(listed(&service, b).is_empty());
+    drop(service);
+    let service = reopen(dir.path()).await;
+    assert_eq!(service.read(|s| s.check(&b).map(|c| c.n_pings)), Some(3));
+    service.fold_journal().await.unwrap();
+    assert_eq!(listed(&service, a), [3, 2, 1]);
+    assert_eq!(listed(&service, b), [3, 2, 1]);
+    assert_eq!(service.store().journal_len().unwrap(), 0, "all folded: cut");
+    service.close().await;
+}
+
+#[tokio::test]
+async fn busy_checks_are_folded_by_the_writer_and_the_journal_is_cut() {
+    use overdue::service::journal::{FOLD_RIPE, TRIM_EVERY};
     let dir = tempfile::tempdir().unwrap();
     let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
     let project = service.add_project("p").await.unwrap().uuid;
@@ -137,40 +184,37 @@ async fn a_partial_fold_keeps_the_rest_for_replay() {
         .await
         .unwrap();
     let check = check.uuid;
-    for _ in 0..5 {
-        service
-            .record_ping(ping(check, Signal::Success))
-            .await
-            .unwrap();
+    let total = TRIM_EVERY as usize + 100;
+    let service = std::sync::Arc::new(service);
+    for chunk in 0..total / 50 + 1 {
+        let n = 50.min(total - chunk * 50);
+        let pings = (0..n).map(|_| {
+            let service = service.clone();
+            async move { service.record_ping(ping(check, Signal::Success)).await }
+        });
+        for result in futures_util::future::join_all(pings).await {
+            result.unwrap();
+        }
     }
-    let folded = service
-        .write(|ctx| overdue::service::journal::fold_some(ctx, 2))
-        .await
-        .unwrap();
-    assert_eq!(folded, 2);
-    assert_eq!(service.read(|s| s.journal_len()), 3);
-    let listed: Vec<u64> = service
-        .store()
-        .pings(check, 10)
-        .unwrap()
-        .iter()
-        .map(|p| p.n)
-        .collect();
-    assert_eq!(listed, [2, 1]);
+    // Nobody asked for a fold: the writer folded the check every time it ripened.
+    let unfolded = service.read(|s| s.journal_len());
+    assert!(unfolded < FOLD_RIPE, "{unfolded} pings left unfolded");
+    assert_eq!(listed(&service, check).len(), total - unfolded);
+    let in_file = service.store().journal_len().unwrap() as usize;
+    assert!(in_file < TRIM_EVERY as usize, "journal holds {in_file}");
+    let service = std::sync::Arc::into_inner(service).unwrap();
     drop(service);
     let service = reopen(dir.path()).await;
     assert_eq!(
         service.read(|s| s.check(&check).map(|c| c.n_pings)),
-        Some(5)
+        Some(total as u64)
     );
     service.fold_journal().await.unwrap();
-    let listed: Vec<u64> = service
-        .store()
-        .pings(check, 10)
-        .unwrap()
-        .iter()
-        .map(|p| p.n)
-        .collect();
-    assert_eq!(listed, [5, 4, 3, 2, 1]);
+    let all = listed(&service, check);
+    assert_eq!(all.len(), total);
+    assert!(
+        all.windows(2).all(|w| w[0] == w[1] + 1),
+        "no gaps or repeats"
+    );
     service.close().await;
 }

@@ -30,19 +30,35 @@ fn answer(app: &App, status: StatusCode, body: &'static str) -> Response {
         CACHE_CONTROL,
         HeaderValue::from_static("max-age=0, no-cache, no-store, must-revalidate, private"),
     );
-    let now = jiff::Timestamp::now()
-        .strftime("%a, %d %b %Y %H:%M:%S GMT")
-        .to_string();
-    if let Ok(v) = HeaderValue::from_str(&now) {
+    if let Some(v) = expires_now() {
         h.insert(EXPIRES, v);
     }
     if status.is_success() {
         h.insert("Access-Control-Allow-Origin", HeaderValue::from_static("*"));
-        if let Ok(v) = HeaderValue::from_str(&app.service.config().ping_body_limit.to_string()) {
-            h.insert("Ping-Body-Limit", v);
-        }
+        h.insert(
+            "Ping-Body-Limit",
+            HeaderValue::from(app.service.config().ping_body_limit),
+        );
     }
     resp
+}
+
+/// The `Expires` value for now (an HTTP date), formatted once per second per thread rather
+/// than once per ping.
+fn expires_now() -> Option<HeaderValue> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<(i64, Option<HeaderValue>)> =
+            const { std::cell::RefCell::new((i64::MIN, None)) };
+    }
+    let now = jiff::Timestamp::now();
+    CACHE.with_borrow_mut(|(second, value)| {
+        if *second != now.as_second() {
+            let text = now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string();
+            *value = HeaderValue::from_str(&text).ok();
+            *second = now.as_second();
+        }
+        value.clone()
+    })
 }
 
 fn error_answer(app: &App, e: &ServiceError) -> Response {

@@ -87,8 +87,8 @@ impl Service {
                     .iter()
                     .map(|k| k.id.clone())
                     .collect();
-                crate::service::journal::fold(ctx)?;
                 for check in &checks {
+                    crate::service::journal::drop_check(ctx, &check.uuid)?;
                     ctx.txn.delete_check(check)?;
                     ctx.state.remove_check(&check.uuid);
                     ctx.touch(check.uuid);

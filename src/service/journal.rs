@@ -1,9 +1,13 @@
-//! The ping journal. A ping is made durable by appending it to the journal (one page or two
-//! per batch, whatever the number of checks); folding moves journaled pings into the pings
-//! table and rewrites the records of the checks they changed, in one transaction, off the
-//! hot path. Until then the state in memory is ahead of the check records, and start-up
-//! replays the journal to catch up (see `State::load`).
+//! The ping journal. A ping is made durable by appending it to the journal (a page or two per
+//! batch, whatever the number of checks). Folding copies a check's journaled pings into the
+//! pings table and rewrites its record from memory; it runs inside the writer's batches, a
+//! check at a time and only once the check has gathered [`FOLD_RIPE`] pings (or its oldest is
+//! about to leave the journal's window), so the page writes of a fold are shared by many
+//! pings and no batch carries more than [`FOLD_BUDGET`] of them. Folded entries are deleted
+//! from the journal in ranges, behind the oldest unfolded one. Until a check is folded, memory
+//! is ahead of its record, and start-up replays the journal to catch up (`State::load`).
 
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,81 +15,312 @@ use uuid::Uuid;
 
 use crate::service::{Service, ServiceError, WriteCtx};
 
-/// Pause between folds while the journal is not empty.
-pub const FOLD_EVERY: Duration = Duration::from_millis(50);
+/// A check is folded once this many of its pings wait in the journal: its record and its
+/// newest pings page are then written once for this many pings.
+pub const FOLD_RIPE: usize = 64;
 
-/// Journaled pings folded per write job: small enough that a fold never holds the writer
-/// (and so the pings waiting behind it) for long.
-pub const FOLD_CHUNK: usize = 2048;
+/// The journal's window, in entries: a check whose oldest journaled ping is further back than
+/// this is folded whatever its count, so the journal stays bounded and start-up replays little.
+pub const JOURNAL_SPAN: u64 = 65_536;
 
-/// Folds up to `limit` of the oldest journaled pings within the caller's transaction: moves
-/// them to the pings table and rewrites their checks' records from memory (which are at
-/// least as new). Returns how many were folded.
-pub fn fold_some(ctx: &mut WriteCtx<'_>, limit: usize) -> Result<usize, ServiceError> {
-    if ctx.state.journal_len() == 0 {
+/// Journaled pings folded at most per batch: bounds how long a fold holds the pings queued
+/// behind it.
+pub const FOLD_BUDGET: usize = 512;
+
+/// Folded entries are deleted from the journal once this many have gathered (one range
+/// delete then frees whole pages).
+pub const TRIM_EVERY: u64 = 1024;
+
+/// Pause between the folds that drain the journal when pings are few.
+pub const FOLD_EVERY: Duration = Duration::from_secs(1);
+
+/// Which journal entries are not folded yet, per check; plain data, kept in `State`.
+#[derive(Debug, Default)]
+pub struct Unfolded {
+    /// Journal sequence numbers of each check's unfolded pings, oldest first.
+    per_check: HashMap<Uuid, Vec<u64>>,
+    /// (oldest unfolded sequence number, check) for every check with unfolded pings.
+    oldest: BTreeSet<(u64, Uuid)>,
+    /// Checks with at least [`FOLD_RIPE`] unfolded pings.
+    ripe: HashSet<Uuid>,
+    len: usize,
+    /// Every journal entry below this number is gone from the file.
+    trimmed_below: u64,
+}
+
+impl Unfolded {
+    /// Starts an index over a journal whose first entry is `first` (its next one when empty).
+    pub fn starting_at(first: u64) -> Unfolded {
+        Unfolded {
+            trimmed_below: first,
+            ..Unfolded::default()
+        }
+    }
+
+    /// Notes a journaled ping of `check`; sequence numbers arrive in increasing order.
+    pub fn push(&mut self, check: Uuid, seq: u64) {
+        let seqs = self.per_check.entry(check).or_default();
+        if seqs.is_empty() {
+            self.oldest.insert((seq, check));
+        }
+        seqs.push(seq);
+        if seqs.len() == FOLD_RIPE {
+            self.ripe.insert(check);
+        }
+        self.len += 1;
+    }
+
+    /// Removes and returns the unfolded entries of `check`.
+    pub fn take(&mut self, check: &Uuid) -> Vec<u64> {
+        let Some(seqs) = self.per_check.remove(check) else {
+            return Vec::new();
+        };
+        if let Some(&first) = seqs.first() {
+            self.oldest.remove(&(first, *check));
+        }
+        self.ripe.remove(check);
+        self.len -= seqs.len();
+        seqs
+    }
+
+    /// Unfolded pings in all.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn contains(&self, check: &Uuid) -> bool {
+        self.per_check.contains_key(check)
+    }
+
+    /// The checks to fold in this batch, at most about `budget` pings in all (a single check
+    /// may exceed it): first those whose oldest entry left the window ending at `next_seq`,
+    /// then ripe ones.
+    pub fn due(&self, next_seq: u64, budget: usize) -> Vec<Uuid> {
+        let horizon = next_seq.saturating_sub(JOURNAL_SPAN);
+        let mut chosen = HashSet::new();
+        let mut out = Vec::new();
+        let mut pings = 0;
+        let old = self
+            .oldest
+            .iter()
+            .take_while(|(seq, _)| *seq < horizon)
+            .map(|(_, check)| check);
+        for check in old.chain(self.ripe.iter()) {
+            if pings >= budget {
+                break;
+            }
+            if chosen.insert(*check) {
+                out.push(*check);
+                pings += self.per_check.get(check).map_or(0, Vec::len);
+            }
+        }
+        out
+    }
+
+    /// The checks holding the oldest entries, at most about `budget` pings in all.
+    pub fn oldest_checks(&self, budget: usize) -> Vec<Uuid> {
+        let mut out = Vec::new();
+        let mut pings = 0;
+        for (_, check) in &self.oldest {
+            if pings >= budget {
+                break;
+            }
+            out.push(*check);
+            pings += self.per_check.get(check).map_or(0, Vec::len);
+        }
+        out
+    }
+
+    /// Where the journal may be cut, if cutting is worth it now: every entry below the
+    /// returned number is folded (or belonged to a deleted check). `next_seq` is the number
+    /// the next entry gets; `eager` cuts any advance, not only a large one.
+    pub fn trim_point(&self, next_seq: u64, eager: bool) -> Option<u64> {
+        let mark = self.oldest.first().map_or(next_seq, |(seq, _)| *seq);
+        let advance = mark.saturating_sub(self.trimmed_below);
+        (advance >= TRIM_EVERY || (eager && advance > 0)).then_some(mark)
+    }
+
+    /// Notes that the journal was cut at `mark`.
+    pub fn trimmed(&mut self, mark: u64) {
+        self.trimmed_below = mark;
+    }
+}
+
+/// Folds one check's journaled pings within the caller's transaction. Returns how many.
+fn fold_check(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<usize, ServiceError> {
+    let seqs = ctx.state.unfolded_mut().take(check);
+    if seqs.is_empty() {
         return Ok(0);
     }
-    let entries = ctx.txn.take_journal(limit)?;
-    let mut checks = Vec::new();
-    for (ping, body) in &entries {
-        ctx.state.folded(&ping.check);
-        // Pings of a check deleted meanwhile are dropped with it.
-        if ctx.state.check(&ping.check).is_some() {
-            ctx.txn.put_ping(ping, body)?;
-            checks.push(ping.check);
-        }
+    // A deleted check's entries were dropped with it; nothing is tracked for it then.
+    if let Some(record) = ctx.state.check(check) {
+        ctx.txn.fold_journal(&seqs)?;
+        ctx.txn.put_check(record, Some(&record.slug))?;
     }
-    checks.sort_unstable();
-    checks.dedup();
-    for uuid in checks {
-        if let Some(check) = ctx.state.check(&uuid) {
-            ctx.txn.put_check(check, Some(&check.slug))?;
-        }
+    Ok(seqs.len())
+}
+
+fn fold_checks(
+    ctx: &mut WriteCtx<'_>,
+    checks: &[Uuid],
+    eager: bool,
+) -> Result<usize, ServiceError> {
+    let mut folded = 0;
+    for check in checks {
+        folded += fold_check(ctx, check)?;
     }
-    Ok(entries.len())
+    let next = ctx.state.next_journal_seq();
+    if let Some(mark) = ctx.state.unfolded().trim_point(next, eager) {
+        ctx.txn.trim_journal(mark)?;
+        ctx.state.unfolded_mut().trimmed(mark);
+    }
+    Ok(folded)
+}
+
+/// The writer's share of folding, run at the end of every batch: the checks that are due.
+pub(crate) fn fold_due(ctx: &mut WriteCtx<'_>) -> Result<usize, ServiceError> {
+    let unfolded = ctx.state.unfolded();
+    if unfolded.is_empty() {
+        return Ok(0);
+    }
+    let due = unfolded.due(ctx.state.next_journal_seq(), FOLD_BUDGET);
+    if due.is_empty() {
+        return Ok(0);
+    }
+    fold_checks(ctx, &due, false)
+}
+
+/// Folds the checks holding the oldest entries, about `budget` pings, and cuts the journal
+/// behind them. Returns how many were folded.
+pub fn fold_oldest(ctx: &mut WriteCtx<'_>, budget: usize) -> Result<usize, ServiceError> {
+    let checks = ctx.state.unfolded().oldest_checks(budget);
+    fold_checks(ctx, &checks, true)
 }
 
 /// Folds the whole journal within the caller's transaction.
 pub(crate) fn fold(ctx: &mut WriteCtx<'_>) -> Result<(), ServiceError> {
-    fold_some(ctx, usize::MAX).map(|_| ())
+    fold_oldest(ctx, usize::MAX).map(|_| ())
+}
+
+/// Folds `check`'s journaled pings (before reading or pruning them).
+pub(crate) fn fold_one(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<(), ServiceError> {
+    fold_check(ctx, check).map(|_| ())
+}
+
+/// Drops the journaled pings of a check being deleted, so none outlives it.
+pub(crate) fn drop_check(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<(), ServiceError> {
+    let seqs = ctx.state.unfolded_mut().take(check);
+    if !seqs.is_empty() {
+        ctx.txn.delete_journal(&seqs)?;
+    }
+    Ok(())
 }
 
 impl Service {
-    /// Folds the journal now (before reading pings, so lists are complete).
+    /// Folds the journal now (at shutdown; tests).
     pub async fn fold_journal(&self) -> Result<(), ServiceError> {
         self.write(fold).await
     }
 
-    /// Makes every ping of `check` readable from the pings table: folds the journal if the
-    /// check has pings in it. It always goes through the writer, even when memory says there
-    /// is nothing to fold, because memory runs ahead of the file: a fold that already took this
-    /// check's pings may still be committing, and the answer must wait for it.
+    /// Makes every ping of `check` readable from the pings table. It always goes through the
+    /// writer, even when memory says there is nothing to fold, because memory runs ahead of
+    /// the file: a batch that folded this check may still be committing, and the answer must
+    /// wait for it.
     pub async fn fold_journal_for(&self, check: &Uuid) -> Result<(), ServiceError> {
         let check = *check;
-        self.write(move |ctx| {
-            if ctx.state.is_unfolded(&check) {
-                fold(ctx)
-            } else {
-                Ok(())
-            }
-        })
-        .await
+        self.write(move |ctx| fold_one(ctx, &check)).await
     }
 }
 
-/// Keeps folding the journal in chunks of [`FOLD_CHUNK`]; spawn it next to the server.
+/// Drains the journal while pings are few (under load the writer's batches fold it); spawn it
+/// next to the server.
 pub async fn run(service: Arc<Service>) {
     loop {
         tokio::time::sleep(FOLD_EVERY).await;
-        while service.read(|s| s.journal_len()) > 0 {
-            match service.write(|ctx| fold_some(ctx, FOLD_CHUNK)).await {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!("folding the ping journal failed: {e}");
-                    break;
-                }
-            }
+        if service.read(|s| s.unfolded().is_empty()) {
+            continue;
         }
+        if let Err(e) = service.write(|ctx| fold_oldest(ctx, FOLD_BUDGET)).await {
+            tracing::warn!("folding the ping journal failed: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    #[test]
+    fn a_check_ripens_at_fold_ripe_pings() {
+        let mut u = Unfolded::starting_at(1);
+        for seq in 1..FOLD_RIPE as u64 {
+            u.push(check(1), seq);
+        }
+        u.push(check(2), 1000);
+        assert!(u.due(2000, FOLD_BUDGET).is_empty());
+        u.push(check(1), 1001);
+        assert_eq!(u.due(2000, FOLD_BUDGET), [check(1)]);
+        assert_eq!(u.take(&check(1)).len(), FOLD_RIPE);
+        assert!(u.due(2000, FOLD_BUDGET).is_empty());
+        assert_eq!(u.len(), 1);
+    }
+
+    #[test]
+    fn entries_leaving_the_window_are_due_first() {
+        let mut u = Unfolded::starting_at(1);
+        u.push(check(1), 5);
+        u.push(check(2), 7);
+        for seq in 0..FOLD_RIPE as u64 {
+            u.push(check(3), 10 + seq);
+        }
+        let next = 7 + JOURNAL_SPAN;
+        // check 1's entry is out of the window, check 2's is not yet; check 3 is ripe.
+        assert_eq!(u.due(next, FOLD_BUDGET), [check(1), check(3)]);
+        assert_eq!(u.due(next + 1, FOLD_BUDGET), [check(1), check(2), check(3)]);
+        // The budget stops the choice once reached (a check is never split).
+        assert_eq!(u.due(next + 1, 2), [check(1), check(2)]);
+    }
+
+    #[test]
+    fn the_journal_is_cut_behind_the_oldest_unfolded_entry() {
+        let mut u = Unfolded::starting_at(1);
+        u.push(check(1), 1);
+        u.push(check(2), 2);
+        u.push(check(1), 3);
+        assert_eq!(u.trim_point(4, true), None, "nothing folded yet");
+        u.take(&check(1));
+        // Entry 1 is folded, 2 is not: the cut is at 2, and only eagerly (a small advance).
+        assert_eq!(u.trim_point(4, true), Some(2));
+        assert_eq!(u.trim_point(4, false), None);
+        u.take(&check(2));
+        assert_eq!(u.trim_point(4, true), Some(4), "all folded: cut everything");
+        u.trimmed(4);
+        assert_eq!(u.trim_point(4, true), None);
+        // A large advance is cut without being eager.
+        for seq in 4..4 + TRIM_EVERY {
+            u.push(check(3), seq);
+        }
+        u.take(&check(3));
+        assert_eq!(u.trim_point(4 + TRIM_EVERY, false), Some(4 + TRIM_EVERY));
+    }
+
+    #[test]
+    fn oldest_checks_respect_the_budget() {
+        let mut u = Unfolded::starting_at(1);
+        u.push(check(2), 1);
+        u.push(check(2), 2);
+        u.push(check(1), 3);
+        u.push(check(3), 4);
+        assert_eq!(u.oldest_checks(1), [check(2)]);
+        assert_eq!(u.oldest_checks(3), [check(2), check(1)]);
+        assert_eq!(u.oldest_checks(usize::MAX), [check(2), check(1), check(3)]);
     }
 }

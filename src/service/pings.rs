@@ -129,7 +129,7 @@ impl Service {
     /// Deletes pings of `check` numbered below `keep_from` (the ping log's oldest).
     pub async fn prune_pings(&self, check: Uuid, keep_from: u64) -> Result<(), ServiceError> {
         self.write(move |ctx| {
-            crate::service::journal::fold(ctx)?;
+            crate::service::journal::fold_one(ctx, &check)?;
             ctx.txn.prune_pings(check, keep_from)?;
             Ok(())
         })

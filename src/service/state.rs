@@ -10,9 +10,10 @@ use uuid::Uuid;
 
 use crate::model::check::unique_key_digest;
 use crate::model::ping::record;
-use crate::model::{ApiKey, Channel, Check, Kind, Project};
+use crate::model::{ApiKey, Channel, Check, Kind, Ping, Project};
 use crate::schedule::Schedule;
-use crate::store::{JournaledPing, Snapshot, Store, StoreError};
+use crate::service::journal::Unfolded;
+use crate::store::{Snapshot, Store, StoreError};
 
 /// Everything the service answers from memory.
 #[derive(Debug, Default)]
@@ -33,10 +34,8 @@ pub struct State {
     next_seq: u64,
     next_outbox_seq: u64,
     next_journal_seq: u64,
-    /// Journaled pings per check, waiting to be folded into the pings table.
-    journaled: HashMap<Uuid, u32>,
-    /// Pings in the journal in all.
-    journal_len: usize,
+    /// Journaled pings waiting to be folded into the pings table.
+    unfolded: Unfolded,
 }
 
 /// The 20 bytes behind a 40-digit hex unique_key.
@@ -100,29 +99,32 @@ impl State {
         }
         state.add_snapshot(snap);
         state.next_seq = state.next_seq.max(max_seq + 1);
-        state.replay_journal(store.journal()?);
+        state.unfolded = Unfolded::starting_at(state.next_journal_seq);
+        let mut first = true;
+        store.for_each_journaled(|seq, ping| {
+            if std::mem::take(&mut first) {
+                state.unfolded = Unfolded::starting_at(seq);
+            }
+            state.replay(seq, ping);
+        })?;
         Ok(state)
     }
 
-    /// Applies journaled pings that the check records do not reflect yet (those numbered
-    /// above the record's `n_pings`), in order. Replaying a ping is the same pure step that
-    /// recorded it, so the state comes out as it was acknowledged.
-    fn replay_journal(&mut self, journal: Vec<JournaledPing>) {
-        for (ping, _) in journal {
-            self.journal_len += 1;
-            *self.journaled.entry(ping.check).or_default() += 1;
-            let Some(check) = self.check_mut(&ping.check) else {
-                continue;
-            };
-            if ping.n <= check.n_pings {
-                continue;
-            }
+    /// Notes a journaled ping of a live check as unfolded, and applies it if its check record
+    /// does not reflect it yet (numbered above the record's `n_pings`). Replaying a ping is the
+    /// same pure step that recorded it, so the state comes out as it was acknowledged.
+    fn replay(&mut self, seq: u64, ping: Ping) {
+        let Some(check) = self.check_mut(&ping.check) else {
+            return;
+        };
+        if ping.n > check.n_pings {
             let (_, n, _) = record(check, ping.kind, ping.rid, ping.created);
             if n != ping.n {
                 tracing::warn!(check = %ping.check, "journal replay numbered ping {} as {n}", ping.n);
                 check.n_pings = ping.n;
             }
         }
+        self.unfolded.push(ping.check, seq);
     }
 
     /// Adds the projects, keys and channels of a snapshot (its checks were streamed in).
@@ -161,30 +163,26 @@ impl State {
     pub fn journal_ping(&mut self, check: Uuid) -> u64 {
         let seq = self.next_journal_seq;
         self.next_journal_seq += 1;
-        self.journal_len += 1;
-        *self.journaled.entry(check).or_default() += 1;
+        self.unfolded.push(check, seq);
         seq
+    }
+
+    /// The number the next journal entry gets.
+    pub fn next_journal_seq(&self) -> u64 {
+        self.next_journal_seq
     }
 
     /// Pings waiting in the journal.
     pub fn journal_len(&self) -> usize {
-        self.journal_len
+        self.unfolded.len()
     }
 
-    /// Whether `check` has journaled pings not folded yet.
-    pub fn is_unfolded(&self, check: &Uuid) -> bool {
-        self.journaled.contains_key(check)
+    pub fn unfolded(&self) -> &Unfolded {
+        &self.unfolded
     }
 
-    /// Notes that one journaled ping of `check` was folded.
-    pub fn folded(&mut self, check: &Uuid) {
-        self.journal_len = self.journal_len.saturating_sub(1);
-        if let Some(count) = self.journaled.get_mut(check) {
-            *count -= 1;
-            if *count == 0 {
-                self.journaled.remove(check);
-            }
-        }
+    pub fn unfolded_mut(&mut self) -> &mut Unfolded {
+        &mut self.unfolded
     }
 
     // ----- projects -----

@@ -191,6 +191,14 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             ctx.now = shared.clock.now();
             completions.push(job(&mut ctx));
         }
+        // Each batch folds a bounded share of the journal, in the same commit, instead of
+        // folds of their own that the pings would queue behind.
+        if !ctx.failed
+            && let Err(e) = crate::service::journal::fold_due(&mut ctx)
+        {
+            tracing::error!("folding the ping journal failed: {e}");
+            ctx.failed = true;
+        }
         ctx.failed
     };
     let result = if failed {

@@ -123,9 +123,6 @@ pub struct Snapshot {
     pub next_journal_seq: u64,
 }
 
-/// A journaled ping with its body.
-pub type JournaledPing = (Ping, Vec<u8>);
-
 /// The open data file.
 pub struct Store {
     db: Database,
@@ -295,6 +292,7 @@ impl Store {
     pub fn begin_write(&self) -> Result<WriteTxn, StoreError> {
         Ok(WriteTxn {
             txn: self.db.begin_write()?,
+            journal: Vec::new(),
         })
     }
 
@@ -357,15 +355,21 @@ impl Store {
         Ok(out)
     }
 
-    /// Every journaled ping not folded yet, oldest first (replayed at start).
-    pub fn journal(&self) -> Result<Vec<JournaledPing>, StoreError> {
+    /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed
+    /// at start). Streams: bodies are not kept.
+    pub fn for_each_journaled(&self, mut f: impl FnMut(u64, Ping)) -> Result<(), StoreError> {
         let txn = self.db.begin_read()?;
-        let mut out = Vec::new();
         for entry in txn.open_table(JOURNAL)?.iter()? {
-            let (_, v) = entry?;
-            out.push(journal_entry(v.value())?);
+            let (k, v) = entry?;
+            f(k.value(), journal_ping(v.value())?);
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// How many entries the journal holds (folded or not).
+    pub fn journal_len(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(JOURNAL)?.len()?)
     }
 
     /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges
@@ -399,9 +403,9 @@ impl Store {
 
 pub use write::WriteTxn;
 
-pub(crate) fn journal_entry(bytes: &[u8]) -> Result<JournaledPing, StoreError> {
+fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
     let r = decode::<JournalRecord>(bytes, "journal")?;
-    Ok((r.ping.into_ping(Uuid::from_u128(r.check), r.n)?, r.body))
+    r.ping.into_ping(Uuid::from_u128(r.check), r.n)
 }
 
 #[cfg(test)]

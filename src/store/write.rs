@@ -7,16 +7,19 @@ use uuid::Uuid;
 use crate::model::{ApiKey, Channel, Check, Flip, OutboxEntry, Ping, Project};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, JournalRecord, OutboxRecord, PingRecord,
-    ProjectRecord, encode,
+    ProjectRecord, decode, encode,
 };
 use crate::store::{
-    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, FLIPS, JOURNAL, JournaledPing, META,
-    OUTBOX, PING_BODIES, PINGS, PROJECTS, SLUG_INDEX, StoreError, journal_entry, keys,
+    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, FLIPS, JOURNAL, META, OUTBOX,
+    PING_BODIES, PINGS, PROJECTS, SLUG_INDEX, StoreError, keys,
 };
 
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
 pub struct WriteTxn {
     pub(super) txn: redb::WriteTransaction,
+    /// Journal records of this transaction not inserted yet: they go in together, through
+    /// one opened table, before anything reads the journal and at commit.
+    pub(super) journal: Vec<(u64, Vec<u8>)>,
 }
 
 impl WriteTxn {
@@ -156,29 +159,60 @@ impl WriteTxn {
             ping: PingRecord::from(ping),
             body: body.to_vec(),
         };
-        let bytes = encode(&record)?;
-        self.txn
-            .open_table(JOURNAL)?
-            .insert(seq, bytes.as_slice())?;
+        self.journal.push((seq, encode(&record)?));
         Ok(())
     }
 
-    /// Removes and returns the `limit` oldest journaled pings (including those written by this
-    /// transaction), oldest first.
-    pub fn take_journal(&mut self, limit: usize) -> Result<Vec<JournaledPing>, StoreError> {
+    fn flush_journal(&mut self) -> Result<(), StoreError> {
+        if self.journal.is_empty() {
+            return Ok(());
+        }
         let mut table = self.txn.open_table(JOURNAL)?;
-        let mut out = Vec::new();
-        let mut last = None;
-        for entry in table.iter()?.take(limit) {
-            let (k, v) = entry?;
-            out.push(journal_entry(v.value())?);
-            last = Some(k.value());
+        for (seq, bytes) in self.journal.drain(..) {
+            table.insert(seq, bytes.as_slice())?;
         }
-        // Read first, then delete exactly the range that was read.
-        if let Some(last) = last {
-            table.retain_in(..=last, |_, _| false)?;
+        Ok(())
+    }
+
+    /// Copies the journaled pings `seqs` (all of one check) into the pings and bodies tables.
+    /// They stay in the journal until [`WriteTxn::trim_journal`] passes them; copying one
+    /// twice writes the same record again.
+    pub fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+        self.flush_journal()?;
+        let journal = self.txn.open_table(JOURNAL)?;
+        let mut pings = self.txn.open_table(PINGS)?;
+        let mut bodies = self.txn.open_table(PING_BODIES)?;
+        for &seq in seqs {
+            let entry = journal
+                .get(seq)?
+                .ok_or_else(|| StoreError::Corrupt(format!("journal entry {seq} is missing")))?;
+            let record = decode::<JournalRecord>(entry.value(), "journal")?;
+            let key = keys::ping_key(Uuid::from_u128(record.check), record.n);
+            pings.insert(key, encode(&record.ping)?.as_slice())?;
+            if !record.body.is_empty() {
+                bodies.insert(key, record.body.as_slice())?;
+            }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Removes the journal entries `seqs` (those of a deleted check).
+    pub fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+        self.flush_journal()?;
+        let mut table = self.txn.open_table(JOURNAL)?;
+        for &seq in seqs {
+            table.remove(seq)?;
+        }
+        Ok(())
+    }
+
+    /// Removes every journal entry numbered below `below` (all folded already).
+    pub fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
+        self.flush_journal()?;
+        self.txn
+            .open_table(JOURNAL)?
+            .retain_in(..below, |_, _| false)?;
+        Ok(())
     }
 
     /// Deletes the pings (and bodies) of a check numbered below `keep_from`.
@@ -232,7 +266,8 @@ impl WriteTxn {
     }
 
     /// Makes the transaction durable (fsync) and visible.
-    pub fn commit(self) -> Result<(), StoreError> {
+    pub fn commit(mut self) -> Result<(), StoreError> {
+        self.flush_journal()?;
         self.txn.commit()?;
         Ok(())
     }
