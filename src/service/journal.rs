@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+use crate::model::Check;
+use crate::service::state::State;
 use crate::service::{Service, ServiceError, WriteCtx};
+use crate::store::{StoreError, WriteTxn};
 
 /// A check is folded once this many of its pings wait in the journal: its record and its
 /// newest pings page are then written once for this many pings.
@@ -150,18 +153,67 @@ impl Unfolded {
     }
 }
 
-/// Folds one check's journaled pings within the caller's transaction. Returns how many.
-fn fold_check(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<usize, ServiceError> {
-    let seqs = ctx.state.unfolded_mut().take(check);
-    if seqs.is_empty() {
-        return Ok(0);
+/// The file work of a fold, taken from memory so that it can be written without holding the
+/// state: each folded check's journal entries with its record (None: the check is gone), and
+/// where to cut the journal.
+#[derive(Debug, Default)]
+pub struct FoldPlan {
+    checks: Vec<(Vec<u64>, Option<Check>)>,
+    trim: Option<u64>,
+}
+
+impl FoldPlan {
+    /// Pings the plan folds.
+    pub fn pings(&self) -> usize {
+        self.checks.iter().map(|(seqs, _)| seqs.len()).sum()
     }
-    // A deleted check's entries were dropped with it; nothing is tracked for it then.
-    if let Some(record) = ctx.state.check(check) {
-        ctx.txn.fold_journal(&seqs)?;
-        ctx.txn.put_check(record, Some(&record.slug))?;
+
+    /// Takes `checks`' unfolded entries out of `state` (memory moves ahead of the file, as for
+    /// any write) and notes where the journal can be cut afterwards.
+    fn take(state: &mut State, checks: &[Uuid], eager: bool) -> FoldPlan {
+        let mut plan = FoldPlan::default();
+        for check in checks {
+            let seqs = state.unfolded_mut().take(check);
+            if !seqs.is_empty() {
+                plan.checks.push((seqs, state.check(check).cloned()));
+            }
+        }
+        let next = state.next_journal_seq();
+        plan.trim = state.unfolded().trim_point(next, eager);
+        if let Some(mark) = plan.trim {
+            state.unfolded_mut().trimmed(mark);
+        }
+        plan
     }
-    Ok(seqs.len())
+
+    /// Writes the plan into `txn`.
+    pub fn apply(&self, txn: &mut WriteTxn) -> Result<(), StoreError> {
+        for (seqs, record) in &self.checks {
+            // A deleted check's entries were dropped with it; nothing is copied for it.
+            if let Some(check) = record {
+                txn.fold_journal(seqs)?;
+                txn.put_check(check, Some(&check.slug))?;
+            }
+        }
+        if let Some(mark) = self.trim {
+            txn.trim_journal(mark)?;
+        }
+        Ok(())
+    }
+}
+
+/// The writer's share of folding, planned at the end of every batch: the checks that are due.
+/// The writer applies it after letting go of the state, so readers are not held up by it.
+pub(crate) fn plan_due(state: &mut State) -> FoldPlan {
+    let unfolded = state.unfolded();
+    if unfolded.is_empty() {
+        return FoldPlan::default();
+    }
+    let due = unfolded.due(state.next_journal_seq(), FOLD_BUDGET);
+    if due.is_empty() {
+        return FoldPlan::default();
+    }
+    FoldPlan::take(state, &due, false)
 }
 
 fn fold_checks(
@@ -169,29 +221,9 @@ fn fold_checks(
     checks: &[Uuid],
     eager: bool,
 ) -> Result<usize, ServiceError> {
-    let mut folded = 0;
-    for check in checks {
-        folded += fold_check(ctx, check)?;
-    }
-    let next = ctx.state.next_journal_seq();
-    if let Some(mark) = ctx.state.unfolded().trim_point(next, eager) {
-        ctx.txn.trim_journal(mark)?;
-        ctx.state.unfolded_mut().trimmed(mark);
-    }
-    Ok(folded)
-}
-
-/// The writer's share of folding, run at the end of every batch: the checks that are due.
-pub(crate) fn fold_due(ctx: &mut WriteCtx<'_>) -> Result<usize, ServiceError> {
-    let unfolded = ctx.state.unfolded();
-    if unfolded.is_empty() {
-        return Ok(0);
-    }
-    let due = unfolded.due(ctx.state.next_journal_seq(), FOLD_BUDGET);
-    if due.is_empty() {
-        return Ok(0);
-    }
-    fold_checks(ctx, &due, false)
+    let plan = FoldPlan::take(ctx.state, checks, eager);
+    plan.apply(ctx.txn)?;
+    Ok(plan.pings())
 }
 
 /// Folds the checks holding the oldest entries, about `budget` pings, and cuts the journal
@@ -208,7 +240,7 @@ pub(crate) fn fold(ctx: &mut WriteCtx<'_>) -> Result<(), ServiceError> {
 
 /// Folds `check`'s journaled pings (before reading or pruning them).
 pub(crate) fn fold_one(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<(), ServiceError> {
-    fold_check(ctx, check).map(|_| ())
+    fold_checks(ctx, &[*check], false).map(|_| ())
 }
 
 /// Drops the journaled pings of a check being deleted, so none outlives it.

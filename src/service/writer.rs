@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::service::ServiceError;
 use crate::service::clock::Clock;
+use crate::service::journal::{self, FoldPlan};
 use crate::service::state::State;
 use crate::store::{Store, StoreError, WriteTxn};
 
@@ -178,7 +179,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
     };
     let mut completions = Vec::with_capacity(batch.len());
     let mut touched = Vec::new();
-    let failed = {
+    let (failed, fold) = {
         let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
         let mut ctx = WriteCtx {
             txn: &mut txn,
@@ -193,14 +194,22 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
         }
         // Each batch folds a bounded share of the journal, in the same commit, instead of
         // folds of their own that the pings would queue behind.
-        if !ctx.failed
-            && let Err(e) = crate::service::journal::fold_due(&mut ctx)
-        {
-            tracing::error!("folding the ping journal failed: {e}");
-            ctx.failed = true;
-        }
-        ctx.failed
+        let fold = if ctx.failed {
+            FoldPlan::default()
+        } else {
+            journal::plan_due(ctx.state)
+        };
+        (ctx.failed, fold)
     };
+    // Written after letting go of the state: readers need not wait for the fold.
+    let failed = failed
+        || match fold.apply(&mut txn) {
+            Ok(()) => false,
+            Err(e) => {
+                tracing::error!("folding the ping journal failed: {e}");
+                true
+            }
+        };
     let result = if failed {
         let _ = txn.abort();
         Err(Arc::new(StoreError::Corrupt(
