@@ -6,7 +6,7 @@
 #   examples/ping-bench.sh
 #
 # Needs: a Rust toolchain, wrk (Debian package `wrk`) and curl; installs nothing. Builds
-# `cargo build --release --examples`, then for each server: starts it on 127.0.0.1 (port picked
+# `cargo build --release --bins --examples`, then for each server: starts it on 127.0.0.1 (port picked
 # by the kernel), runs a short warm-up and then `wrk -t2 -c64 -d15s --latency` with
 # examples/ping-bench.lua spreading requests round-robin over a list of paths, and stops it.
 # Prints both requests/sec, the ratio real/null and both p99 latencies.
@@ -40,8 +40,8 @@ for tool in wrk curl cargo; do
   fi
 done
 
-echo "== build (cargo build --release --examples)"
-cargo build --release --examples --quiet
+echo "== build (cargo build --release --bins --examples)"
+cargo build --release --bins --examples --quiet
 OVERDUE="$PWD/target/release/overdue"
 NULL_SERVER="$PWD/target/release/examples/null_server"
 

@@ -5,10 +5,15 @@
 //! as 64 concurrent clients can, and reports the delay from each deadline until its down flip
 //! is committed (observed by scanning the state every 20 ms, so delays are upper bounds).
 //!
+//! `cargo run --release --example scale -- writer [N] [SECS]` measures the ping write path
+//! alone (no HTTP): 64 concurrent clients record pings round-robin over N checks (1,000) for
+//! SECS seconds (10) and it reports pings/s and latency percentiles.
+//!
 //! `cargo run --release --example scale -- populate DIR N` writes N checks into DIR's data
 //! file, for measuring `overdue serve`'s start-up time and memory on a large file.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -72,6 +77,90 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// Concurrent clients of the ping path, without HTTP.
+const CLIENTS: usize = 64;
+
+/// Starts [`CLIENTS`] tasks that record pings round-robin over `checks` until `stop`, counting
+/// them in `pings` and, when given, each ping's latency in µs.
+fn spawn_pingers(
+    service: &Arc<Service>,
+    checks: &[Uuid],
+    stop: &Arc<AtomicBool>,
+    pings: &Arc<AtomicU64>,
+    latencies: Option<&Arc<std::sync::Mutex<Vec<u32>>>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let checks: Arc<[Uuid]> = checks.into();
+    (0..CLIENTS)
+        .map(|k| {
+            let (service, stop, pings, checks) =
+                (service.clone(), stop.clone(), pings.clone(), checks.clone());
+            let latencies = latencies.cloned();
+            tokio::spawn(async move {
+                let mut i = k;
+                let mut mine = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let req = PingRequest {
+                        target: Target::Uuid(checks[i % checks.len()]),
+                        create: false,
+                        signal: Signal::Success,
+                        method: "GET".into(),
+                        scheme: "http".into(),
+                        remote_addr: Some("127.0.0.1".into()),
+                        ua: "bench".into(),
+                        rid: None,
+                        body: Bytes::new(),
+                    };
+                    let t = Instant::now();
+                    if service.record_ping(req).await.is_ok() {
+                        pings.fetch_add(1, Ordering::Relaxed);
+                        mine.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
+                    }
+                    i += CLIENTS;
+                }
+                if let Some(all) = latencies {
+                    all.lock().expect("latencies").extend(mine);
+                }
+            })
+        })
+        .collect()
+}
+
+/// The write path alone: [`CLIENTS`] clients pinging `n` checks for `secs` seconds.
+async fn writer(n: usize, secs: u64) {
+    let dir = tempfile::tempdir().expect("dir");
+    let service =
+        Arc::new(Service::open(dir.path(), ServiceConfig::default(), Clock::System).expect("open"));
+    let project = service.add_project("scale").await.expect("project").uuid;
+    let checks = populate(&service, project, n, |_, c| c.timeout = 3600).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let pings = Arc::new(AtomicU64::new(0));
+    let latencies = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = Instant::now();
+    let clients = spawn_pingers(&service, &checks, &stop, &pings, Some(&latencies));
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        let _ = c.await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut lat: Vec<f64> = latencies
+        .lock()
+        .expect("latencies")
+        .iter()
+        .map(|&us| f64::from(us) / 1000.0)
+        .collect();
+    lat.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "{} pings to {n} checks from {CLIENTS} clients in {elapsed:.1} s: {:.0}/s; latency p50 {:.2} ms, p99 {:.2} ms; {} unfolded, {} journal entries in the file",
+        pings.load(Ordering::Relaxed),
+        pings.load(Ordering::Relaxed) as f64 / elapsed,
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        service.read(|s| s.journal_len()),
+        service.store().journal_len().unwrap_or(0),
+    );
+}
+
 async fn deadlines(n: usize) {
     let dir = tempfile::tempdir().expect("dir");
     let service =
@@ -99,33 +188,9 @@ async fn deadlines(n: usize) {
     );
     let monitor = overdue::monitor::start(service.clone());
 
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let pings = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let mut clients = Vec::new();
-    for k in 0..64 {
-        let (service, stop, pings, pinged) =
-            (service.clone(), stop.clone(), pings.clone(), pinged.clone());
-        clients.push(tokio::spawn(async move {
-            let mut i = k;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let req = PingRequest {
-                    target: Target::Uuid(pinged[i % pinged.len()]),
-                    create: false,
-                    signal: Signal::Success,
-                    method: "GET".into(),
-                    scheme: "http".into(),
-                    remote_addr: Some("127.0.0.1".into()),
-                    ua: "bench".into(),
-                    rid: None,
-                    body: Bytes::new(),
-                };
-                if service.record_ping(req).await.is_ok() {
-                    pings.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                i += 64;
-            }
-        }));
-    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let pings = Arc::new(AtomicU64::new(0));
+    let clients = spawn_pingers(&service, &pinged, &stop, &pings, None);
 
     let started = Instant::now();
     let mut pending: Vec<(Uuid, Timestamp)> = service.read(|s| {
@@ -148,7 +213,7 @@ async fn deadlines(n: usize) {
             })
         });
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
     for c in clients {
         let _ = c.await;
     }
@@ -164,8 +229,8 @@ async fn deadlines(n: usize) {
     );
     println!(
         "meanwhile {} pings were recorded ({:.0}/s); RSS {:.0} MiB",
-        pings.load(std::sync::atomic::Ordering::Relaxed),
-        pings.load(std::sync::atomic::Ordering::Relaxed) as f64 / elapsed,
+        pings.load(Ordering::Relaxed),
+        pings.load(Ordering::Relaxed) as f64 / elapsed,
         rss_mib()
     );
 }
@@ -219,6 +284,12 @@ async fn main() {
             )
             .await
         }
-        _ => eprintln!("usage: scale deadlines [N] | scale populate DIR [N]"),
+        Some("writer") => {
+            let n = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(1000);
+            writer(n, args.get(3).and_then(|n| n.parse().ok()).unwrap_or(10)).await
+        }
+        _ => eprintln!(
+            "usage: scale deadlines [N] | scale populate DIR [N] | scale writer [N] [SECS]"
+        ),
     }
 }
