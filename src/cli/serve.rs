@@ -55,6 +55,9 @@ pub struct ServeArgs {
         value_name = "SECS"
     )]
     pub shutdown_grace: u64,
+    /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN")]
+    pub metrics_token: Option<String>,
 }
 
 fn init_logging() {
@@ -123,6 +126,13 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
+    let tasks = vec![
+        control_task,
+        prune_task,
+        fold_task,
+        retention_task,
+        monitor_task,
+    ];
     tracing::info!(
         "overdue {} listening on http://{addr} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -134,6 +144,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
             api_rate_limit: args.api_rate_limit,
             trust_proxy: args.trust_proxy,
             ping_rate_limit: args.ping_rate_limit,
+            metrics_token: args.metrics_token.clone(),
         },
     ));
     crate::server::run(
@@ -143,13 +154,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
-    for task in [
-        control_task,
-        prune_task,
-        fold_task,
-        retention_task,
-        monitor_task,
-    ] {
+    for task in tasks {
         task.abort();
         let _ = task.await;
     }

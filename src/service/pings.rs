@@ -12,6 +12,7 @@ use crate::ping::classify::classify_http;
 use crate::ping::route::{Signal, Target};
 use crate::service::checks::resolve_channels;
 use crate::service::flips::record_flip;
+use crate::service::metrics::PingSource;
 use crate::service::{Service, ServiceError};
 
 /// A ping as received, after URL parsing and body truncation.
@@ -42,6 +43,14 @@ pub struct PingOutcome {
 impl Service {
     /// Records one ping; answers once it is durable. Busy when the writer's queue is full.
     pub async fn record_ping(&self, req: PingRequest) -> Result<PingOutcome, ServiceError> {
+        let outcome = self.record(req).await;
+        if outcome.is_ok() {
+            self.metrics().ping_recorded(PingSource::Http);
+        }
+        outcome
+    }
+
+    async fn record(&self, req: PingRequest) -> Result<PingOutcome, ServiceError> {
         self.try_write(move |ctx| {
             // Some(None): an exit status that does not fit in 0..=255 (400 after the lookup).
             let exit = match req.signal {

@@ -357,6 +357,12 @@ impl Store {
         Ok(out)
     }
 
+    /// How many alerts wait in the outbox.
+    pub fn outbox_len(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(OUTBOX)?.len()?)
+    }
+
     /// Every journaled ping not folded yet, oldest first (replayed at start).
     pub fn journal(&self) -> Result<Vec<JournaledPing>, StoreError> {
         let txn = self.db.begin_read()?;
