@@ -3,10 +3,12 @@
 //!
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
-//! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands).
+//! writer, operations), `api` (HTTP), `inbound` (the SMTP listener for email pings), `server`
+//! (listeners and shutdown), `cli` (commands).
 
 pub mod api;
 pub mod cli;
+pub mod inbound;
 pub mod model;
 pub mod monitor;
 pub mod ping;

@@ -131,7 +131,12 @@ fn project_add_ls_rm_with_the_service_stopped() {
     let obj = doc.as_object().expect("an object");
     let mut fields: Vec<&str> = obj.keys().map(String::as_str).collect();
     fields.sort_unstable();
-    assert_eq!(fields, ["badge_key", "name", "ping_key"]);
+    assert_eq!(fields, ["badge_key", "name", "ping_key", "uuid"]);
+    let project_uuid = doc["uuid"].as_str().expect("uuid string").to_string();
+    assert!(
+        uuid::Uuid::parse_str(&project_uuid).is_ok(),
+        "{project_uuid}"
+    );
     assert_eq!(doc["name"], "ops");
     let ping_key = doc["ping_key"]
         .as_str()
@@ -185,7 +190,7 @@ fn project_add_ls_rm_with_the_service_stopped() {
         .expect("ops listed");
     assert_eq!(
         ops,
-        &json!({"name": "ops", "ping_key": ping_key, "badge_key": badge_key, "checks": 0})
+        &json!({"name": "ops", "uuid": project_uuid, "ping_key": ping_key, "badge_key": badge_key, "checks": 0})
     );
 
     let out = overdue(&data, &["project", "rm", "ops"]).ok();

@@ -1,6 +1,6 @@
 //! The HTTP surface: one warp filter that hands every request to [`handle`], which routes it
 //! to the Pinging API (`/ping/...`, in `crate::ping`), the Management API
-//! (`/api/v1|v2|v3/...`), or answers 404. Handlers are plain async
+//! (`/api/v1|v2|v3/...`), badges, the Prometheus endpoints (`metrics`), or answers 404. Handlers are plain async
 //! functions over [`Request`]; errors become responses only in [`error`].
 
 pub mod auth;
@@ -9,6 +9,7 @@ pub mod checks;
 pub mod error;
 pub mod history;
 pub mod json;
+pub mod metrics;
 pub mod project;
 pub mod ratelimit;
 pub mod response;
@@ -40,6 +41,8 @@ pub struct ApiConfig {
     pub trust_proxy: bool,
     /// Pings per minute per check; 0 = no limit (decision 8).
     pub ping_rate_limit: u32,
+    /// Bearer token of `GET /metrics`; `None`: the endpoint does not exist.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for ApiConfig {
@@ -48,6 +51,7 @@ impl Default for ApiConfig {
             api_rate_limit: DEFAULT_API_RATE_LIMIT,
             trust_proxy: false,
             ping_rate_limit: 0,
+            metrics_token: None,
         }
     }
 }
@@ -186,6 +190,12 @@ pub async fn handle(
     }
     if let Some(rest) = path.strip_prefix("/b/") {
         return badges::handle(&app, &method, rest, true);
+    }
+    if let Some(rest) = path.strip_prefix("/projects/") {
+        return metrics::project(&app, &method, rest, &headers).await;
+    }
+    if path == "/metrics" {
+        return metrics::service(&app, &method, &headers);
     }
     let Some((version, route)) = router::parse(&path) else {
         return not_found();

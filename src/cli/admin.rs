@@ -175,22 +175,23 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
             let p = service.add_project(&name).await?;
             if json {
                 AdminOutput::ok(pretty(
-                    &json!({"name": p.name, "ping_key": p.ping_key, "badge_key": p.badge_key}),
+                    &json!({"name": p.name, "uuid": p.uuid.to_string(), "ping_key": p.ping_key, "badge_key": p.badge_key}),
                 ))
             } else {
                 AdminOutput::ok(format!(
-                    "created project {}\nping key:  {}\nbadge key: {}\n",
-                    p.name, p.ping_key, p.badge_key
+                    "created project {}\nuuid:      {}\nping key:  {}\nbadge key: {}\n",
+                    p.name, p.uuid, p.ping_key, p.badge_key
                 ))
             }
         }
         ProjectCmd::Ls { json } => {
-            let rows: Vec<(String, String, String, usize)> = service.read(|s| {
+            let rows: Vec<(String, uuid::Uuid, String, String, usize)> = service.read(|s| {
                 s.projects()
                     .into_iter()
                     .map(|p| {
                         (
                             p.name.clone(),
+                            p.uuid,
                             p.ping_key.clone(),
                             p.badge_key.clone(),
                             s.checks_of(&p.uuid).count(),
@@ -201,12 +202,12 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
             if json {
                 let list: Vec<Value> = rows
                     .iter()
-                    .map(|(n, pk, bk, c)| json!({"name": n, "ping_key": pk, "badge_key": bk, "checks": c}))
+                    .map(|(n, u, pk, bk, c)| json!({"name": n, "uuid": u.to_string(), "ping_key": pk, "badge_key": bk, "checks": c}))
                     .collect();
                 AdminOutput::ok(pretty(&Value::Array(list)))
             } else {
                 let mut out = format!("{:<24} {:<24} {:>6}\n", "NAME", "PING KEY", "CHECKS");
-                for (n, pk, _, c) in rows {
+                for (n, _, pk, _, c) in rows {
                     let _ = writeln!(out, "{n:<24} {pk:<24} {c:>6}");
                 }
                 AdminOutput::ok(out)

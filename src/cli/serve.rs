@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::api::{ApiConfig, App};
 use crate::cli::control;
+use crate::inbound::InboundConfig;
 use crate::model::limits::{DEFAULT_API_RATE_LIMIT, DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
 use crate::service::{Clock, Service, ServiceConfig};
 
@@ -55,6 +56,25 @@ pub struct ServeArgs {
         value_name = "SECS"
     )]
     pub shutdown_grace: u64,
+    /// Address of the inbound SMTP listener for email pings (off unless given).
+    #[arg(
+        long,
+        env = "OVERDUE_SMTP_LISTEN",
+        value_name = "ADDR",
+        requires = "ping_email_domain"
+    )]
+    pub smtp_listen: Option<String>,
+    /// Domain of email ping addresses (`<uuid>@DOMAIN`, `<ping-key>+<slug>@DOMAIN`).
+    #[arg(
+        long,
+        env = "OVERDUE_PING_EMAIL_DOMAIN",
+        value_name = "DOMAIN",
+        requires = "smtp_listen"
+    )]
+    pub ping_email_domain: Option<String>,
+    /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN")]
+    pub metrics_token: Option<String>,
 }
 
 fn init_logging() {
@@ -93,6 +113,14 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let addr = listener
         .local_addr()
         .context("cannot read the listen address")?;
+    let smtp_listener = match &args.smtp_listen {
+        Some(smtp) => Some(
+            TcpListener::bind(smtp)
+                .await
+                .with_context(|| format!("cannot listen for SMTP on {smtp}"))?,
+        ),
+        None => None,
+    };
     let site_root = args
         .site_root
         .clone()
@@ -123,6 +151,23 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
+    let mut tasks = vec![
+        control_task,
+        prune_task,
+        fold_task,
+        retention_task,
+        monitor_task,
+    ];
+    if let (Some(smtp), Some(domain)) = (smtp_listener, &args.ping_email_domain) {
+        if let Ok(smtp_addr) = smtp.local_addr() {
+            tracing::info!("email pings: SMTP on {smtp_addr} for *@{domain}");
+        }
+        tasks.push(tokio::spawn(crate::inbound::serve(
+            smtp,
+            service.clone(),
+            InboundConfig::new(domain.clone()),
+        )));
+    }
     tracing::info!(
         "overdue {} listening on http://{addr} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -134,6 +179,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
             api_rate_limit: args.api_rate_limit,
             trust_proxy: args.trust_proxy,
             ping_rate_limit: args.ping_rate_limit,
+            metrics_token: args.metrics_token.clone(),
         },
     ));
     crate::server::run(
@@ -143,13 +189,7 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
-    for task in [
-        control_task,
-        prune_task,
-        fold_task,
-        retention_task,
-        monitor_task,
-    ] {
+    for task in tasks {
         task.abort();
         let _ = task.await;
     }

@@ -46,3 +46,19 @@ pub const API_KEY_ID_LEN: usize = 12;
 pub const PING_KEY_LEN: usize = 22;
 /// Length of a check's `unique_key` (hex SHA-1).
 pub const UNIQUE_KEY_LEN: usize = 40;
+
+/// Largest email ping the SMTP listener accepts, in bytes (advertised with `SIZE`; larger
+/// messages are answered 552). The stored body is cut to the ping body limit.
+pub const EMAIL_MAX_MESSAGE_BYTES: usize = 1 << 20;
+/// Longest SMTP command line, in bytes (RFC 5321 allows 512; some clients send longer).
+pub const SMTP_MAX_COMMAND_BYTES: usize = 2_048;
+/// Recipients of one email; more are answered 452.
+pub const SMTP_MAX_RECIPIENTS: usize = 100;
+/// Bad commands in one SMTP session before the listener hangs up.
+pub const SMTP_MAX_ERRORS: u32 = 20;
+/// Open SMTP connections; more are answered 421 and closed.
+pub const SMTP_MAX_CONNECTIONS: usize = 512;
+/// Seconds an SMTP client may stay silent before the listener hangs up.
+pub const SMTP_IDLE_TIMEOUT_SECS: u64 = 60;
+/// Seconds one SMTP connection may last in all.
+pub const SMTP_SESSION_TIMEOUT_SECS: u64 = 600;

@@ -5,6 +5,7 @@ pub mod badge;
 pub mod channel;
 pub mod check;
 pub mod limits;
+pub mod metrics;
 pub mod outbox;
 pub mod ping;
 pub mod project;

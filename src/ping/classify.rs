@@ -1,5 +1,6 @@
 //! What a ping means (reference-behavior §4.3 steps 6-9): the URL's signal, overridden by a
-//! POST-only check's method rule, then by keyword filtering of the body.
+//! POST-only check's method rule, then by keyword filtering of the body. Email pings (§4.6)
+//! use the same keyword rules on the subject and body text.
 
 use crate::model::{Check, PingKind};
 use crate::ping::route::Signal;
@@ -44,6 +45,30 @@ pub fn classify_http(check: &Check, signal: Signal, method: &str, body: &[u8]) -
         return classify_text(check, &String::from_utf8_lossy(body));
     }
     from_url
+}
+
+/// What keyword filters read from an email ping.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmailText {
+    pub subject: String,
+    /// The text/plain part and the HTML part as text, joined by a newline.
+    pub body: String,
+}
+
+/// The kind of an email ping: success unless `filter_subject` or `filter_body` is on; then
+/// the keywords decide over the chosen texts joined by a newline.
+pub fn classify_email(check: &Check, email: &EmailText) -> PingKind {
+    let mut texts = Vec::new();
+    if check.filter_subject {
+        texts.push(email.subject.as_str());
+    }
+    if check.filter_body {
+        texts.push(email.body.as_str());
+    }
+    if texts.is_empty() {
+        return PingKind::Success;
+    }
+    classify_text(check, &texts.join("\n"))
 }
 
 #[cfg(test)]
@@ -139,5 +164,32 @@ mod tests {
         assert!(!matches_keywords("", "anything"));
         assert!(!matches_keywords(" , ,", "anything"));
         assert!(matches_keywords("a,,b", "xbx"));
+    }
+
+    #[test]
+    fn email_filters_choose_the_texts() {
+        let mut c = check();
+        c.failure_kw = "FAIL".into();
+        c.success_kw = "OK".into();
+        let mail = EmailText {
+            subject: "Backup OK".into(),
+            body: "1 file FAILed".into(),
+        };
+        // No filter: every email is a success, whatever it says.
+        assert_eq!(classify_email(&c, &mail), PingKind::Success);
+        c.filter_subject = true;
+        assert_eq!(classify_email(&c, &mail), PingKind::Success);
+        c.filter_body = true;
+        assert_eq!(classify_email(&c, &mail), PingKind::Fail);
+        c.filter_subject = false;
+        assert_eq!(classify_email(&c, &mail), PingKind::Fail);
+        let quiet = EmailText::default();
+        assert_eq!(classify_email(&c, &quiet), PingKind::Ignored);
+        c.filter_default_fail = true;
+        assert_eq!(classify_email(&c, &quiet), PingKind::Fail);
+        // filter_http_body plays no part in email.
+        c.filter_body = false;
+        c.filter_http_body = true;
+        assert_eq!(classify_email(&c, &quiet), PingKind::Success);
     }
 }

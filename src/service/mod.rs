@@ -10,6 +10,7 @@ pub mod checks;
 pub mod clock;
 pub(crate) mod flips;
 pub mod journal;
+pub mod metrics;
 pub mod pings;
 pub mod state;
 pub mod writer;
@@ -110,6 +111,7 @@ pub struct Service {
     deadlines: writer::DeadlineSink,
     clock: Clock,
     auth: auth::KeyCache,
+    metrics: Arc<metrics::Metrics>,
     config: ServiceConfig,
     /// Signs badge URLs; generated at first start and kept in the file.
     badge_secret: Vec<u8>,
@@ -178,11 +180,13 @@ impl Service {
         );
         let state = Arc::new(RwLock::new(state));
         let deadlines = writer::DeadlineSink::default();
+        let metrics = Arc::new(metrics::Metrics::default());
         let (writer, writer_task) = Writer::start(
             store.clone(),
             state.clone(),
             clock.clone(),
             deadlines.clone(),
+            metrics.clone(),
         );
         Ok(Service {
             store,
@@ -192,6 +196,7 @@ impl Service {
             deadlines,
             clock,
             auth: auth::KeyCache::new(),
+            metrics,
             config,
             badge_secret,
             site_root,
@@ -232,6 +237,11 @@ impl Service {
     /// The secret that signs badge URLs.
     pub fn badge_secret(&self) -> &[u8] {
         &self.badge_secret
+    }
+
+    /// The service's own counters (`GET /metrics`).
+    pub fn metrics(&self) -> &metrics::Metrics {
+        &self.metrics
     }
 
     pub fn config(&self) -> &ServiceConfig {

@@ -8,10 +8,11 @@ use uuid::Uuid;
 
 use crate::model::ping::record;
 use crate::model::{Check, Ping};
-use crate::ping::classify::classify_http;
+use crate::ping::classify::{EmailText, classify_email, classify_http};
 use crate::ping::route::{Signal, Target};
 use crate::service::checks::resolve_channels;
 use crate::service::flips::record_flip;
+use crate::service::metrics::PingSource;
 use crate::service::{Service, ServiceError};
 
 /// A ping as received, after URL parsing and body truncation.
@@ -42,6 +43,32 @@ pub struct PingOutcome {
 impl Service {
     /// Records one ping; answers once it is durable. Busy when the writer's queue is full.
     pub async fn record_ping(&self, req: PingRequest) -> Result<PingOutcome, ServiceError> {
+        let outcome = self.record(req, None).await;
+        if outcome.is_ok() {
+            self.metrics().ping_recorded(PingSource::Http);
+        }
+        outcome
+    }
+
+    /// Records an email ping (reference §4.6): like an HTTP ping, but its kind comes from the
+    /// email's subject and body (`classify_email`) instead of the URL, method and body.
+    pub async fn record_email_ping(
+        &self,
+        req: PingRequest,
+        email: EmailText,
+    ) -> Result<PingOutcome, ServiceError> {
+        let outcome = self.record(req, Some(email)).await;
+        if outcome.is_ok() {
+            self.metrics().ping_recorded(PingSource::Email);
+        }
+        outcome
+    }
+
+    async fn record(
+        &self,
+        req: PingRequest,
+        email: Option<EmailText>,
+    ) -> Result<PingOutcome, ServiceError> {
         self.try_write(move |ctx| {
             // Some(None): an exit status that does not fit in 0..=255 (400 after the lookup).
             let exit = match req.signal {
@@ -91,7 +118,10 @@ impl Service {
                 return Err(ServiceError::InvalidUrl);
             }
             let check = ctx.state.check_mut(&uuid).ok_or(ServiceError::NotFound)?;
-            let kind = classify_http(check, req.signal, &req.method, &req.body);
+            let kind = match &email {
+                Some(email) => classify_email(check, email),
+                None => classify_http(check, req.signal, &req.method, &req.body),
+            };
             let (kind, n, flip) = record(check, kind, req.rid, ctx.now);
             let ping = Ping {
                 check: uuid,

@@ -19,6 +19,7 @@ use uuid::Uuid;
 use crate::service::ServiceError;
 use crate::service::clock::Clock;
 use crate::service::journal::{self, FoldPlan};
+use crate::service::metrics::Metrics;
 use crate::service::state::State;
 use crate::store::{Store, StoreError, WriteTxn};
 
@@ -90,6 +91,7 @@ struct Shared {
     state: Arc<RwLock<State>>,
     clock: Clock,
     deadlines: DeadlineSink,
+    metrics: Arc<Metrics>,
 }
 
 impl Writer {
@@ -100,6 +102,7 @@ impl Writer {
         state: Arc<RwLock<State>>,
         clock: Clock,
         deadlines: DeadlineSink,
+        metrics: Arc<Metrics>,
     ) -> (Writer, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let shared = Arc::new(Shared {
@@ -107,6 +110,7 @@ impl Writer {
             state,
             clock,
             deadlines,
+            metrics,
         });
         (Writer { jobs: tx }, tokio::spawn(run(rx, shared)))
     }
@@ -177,7 +181,8 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             return batch;
         }
     };
-    let mut completions = Vec::with_capacity(batch.len());
+    let jobs = batch.len();
+    let mut completions = Vec::with_capacity(jobs);
     let mut touched = Vec::new();
     let (failed, fold) = {
         let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
@@ -216,7 +221,12 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             "a write in this batch failed; nothing was written".into(),
         )))
     } else {
-        txn.commit().map_err(Arc::new)
+        let started = std::time::Instant::now();
+        let committed = txn.commit().map_err(Arc::new);
+        if committed.is_ok() {
+            shared.metrics.batch_committed(jobs, started.elapsed());
+        }
+        committed
     };
     match &result {
         Ok(()) => notify_deadlines(shared, touched),

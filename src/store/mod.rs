@@ -355,6 +355,12 @@ impl Store {
         Ok(out)
     }
 
+    /// How many alerts wait in the outbox.
+    pub fn outbox_len(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(OUTBOX)?.len()?)
+    }
+
     /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed
     /// at start). Streams: bodies are not kept.
     pub fn for_each_journaled(&self, mut f: impl FnMut(u64, Ping)) -> Result<(), StoreError> {

@@ -24,6 +24,9 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_TRUST_PROXY",
     "OVERDUE_SHUTDOWN_GRACE",
     "OVERDUE_LOG",
+    "OVERDUE_SMTP_LISTEN",
+    "OVERDUE_PING_EMAIL_DOMAIN",
+    "OVERDUE_METRICS_TOKEN",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
 /// Read and write timeout of every test connection.
