@@ -3,12 +3,14 @@
 //!
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
-//! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands).
+//! writer, operations), `monitor` (deadlines), `notify` (alert delivery), `api` (HTTP), `server`
+//! (listeners and shutdown), `cli` (commands).
 
 pub mod api;
 pub mod cli;
 pub mod model;
 pub mod monitor;
+pub mod notify;
 pub mod ping;
 pub mod schedule;
 pub mod server;

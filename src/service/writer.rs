@@ -13,7 +13,7 @@
 use std::sync::{Arc, OnceLock, RwLock};
 
 use jiff::Timestamp;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::service::ServiceError;
@@ -42,12 +42,19 @@ pub struct WriteCtx<'a> {
     touched: &'a mut Vec<Uuid>,
     /// Set when a job met a storage error: the transaction and memory may be half-changed.
     failed: bool,
+    /// Set when a job queued alerts: the delivery worker is woken after the commit.
+    alerts: bool,
 }
 
 impl WriteCtx<'_> {
     /// Marks a check whose deadline may have changed (created, pinged, edited, deleted).
     pub fn touch(&mut self, check: Uuid) {
         self.touched.push(check);
+    }
+
+    /// Marks that this batch queued alerts (outbox entries or repeats).
+    pub fn alerts_queued(&mut self) {
+        self.alerts = true;
     }
 }
 
@@ -89,6 +96,7 @@ struct Shared {
     state: Arc<RwLock<State>>,
     clock: Clock,
     deadlines: DeadlineSink,
+    alerts: Arc<Notify>,
 }
 
 impl Writer {
@@ -99,6 +107,7 @@ impl Writer {
         state: Arc<RwLock<State>>,
         clock: Clock,
         deadlines: DeadlineSink,
+        alerts: Arc<Notify>,
     ) -> (Writer, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let shared = Arc::new(Shared {
@@ -106,6 +115,7 @@ impl Writer {
             state,
             clock,
             deadlines,
+            alerts,
         });
         (Writer { jobs: tx }, tokio::spawn(run(rx, shared)))
     }
@@ -178,6 +188,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
     };
     let mut completions = Vec::with_capacity(batch.len());
     let mut touched = Vec::new();
+    let alerts;
     let failed = {
         let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
         let mut ctx = WriteCtx {
@@ -186,11 +197,13 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             now: shared.clock.now(),
             touched: &mut touched,
             failed: false,
+            alerts: false,
         };
         for job in batch.drain(..) {
             ctx.now = shared.clock.now();
             completions.push(job(&mut ctx));
         }
+        alerts = ctx.alerts;
         ctx.failed
     };
     let result = if failed {
@@ -202,7 +215,13 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
         txn.commit().map_err(Arc::new)
     };
     match &result {
-        Ok(()) => notify_deadlines(shared, touched),
+        Ok(()) => {
+            if alerts {
+                // Stored permit: a worker busy elsewhere still sees it on its next wait.
+                shared.alerts.notify_one();
+            }
+            notify_deadlines(shared, touched)
+        }
         Err(e) => {
             tracing::error!("commit failed, reloading state from the file: {e}");
             reload(shared);

@@ -1,0 +1,691 @@
+//! Alerts reach real receivers: an SMTP sink and an HTTP server on 127.0.0.1, started here.
+//! Fail pings, recoveries, retries after 500s, a restart in the middle of retries, repeats,
+//! and `channel test` for every kind, each asserted for what the service documents.
+
+mod common;
+mod receivers;
+
+use std::time::Duration;
+
+use common::{Options, TestServer};
+use overdue::cli::admin::{AdminCommand, AdminOutput, execute};
+use overdue::cli::{ChannelAddArgs, ChannelCmd};
+use overdue::model::ChannelConfig;
+use overdue::model::channel::{HookSpec, WebhookConfig};
+use overdue::notify::NotifyConfig;
+use receivers::{HttpReceiver, SmtpSink};
+use serde_json::{Value, json};
+
+/// Fast retries for tests: 150 ms, then 300 ms, 600 ms, 1.2 s.
+fn fast(mut notify: NotifyConfig) -> NotifyConfig {
+    notify.retry_delays = overdue::model::outbox::backoff(Duration::from_millis(150), 5);
+    notify.timeout = Duration::from_secs(3);
+    notify
+}
+
+async fn start(notify: NotifyConfig, dir: Option<tempfile::TempDir>) -> TestServer {
+    let mut opts = Options {
+        deliver: true,
+        dir,
+        ..Options::default()
+    };
+    opts.service.notify = fast(notify);
+    TestServer::start_with(opts).await
+}
+
+async fn admin(t: &TestServer, cmd: ChannelCmd) -> AdminOutput {
+    execute(&t.service, AdminCommand::Channel(cmd)).await
+}
+
+fn add(kind: &str, name: &str) -> ChannelAddArgs {
+    ChannelAddArgs {
+        project: "default".into(),
+        kind: kind.into(),
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
+async fn add_channel(t: &TestServer, args: ChannelAddArgs) {
+    let out = admin(t, ChannelCmd::Add(Box::new(args))).await;
+    assert_eq!(out.code, 0, "channel add: {}", out.stderr);
+}
+
+/// A webhook with a JSON POST for down and a GET with the status in the query for up.
+fn hook(base: &str) -> ChannelConfig {
+    ChannelConfig::Webhook(WebhookConfig {
+        down: Some(HookSpec {
+            method: "POST".into(),
+            url: format!("{base}/hook/$CODE"),
+            body: r#"{"name": $NAME_JSON, "status": "$STATUS", "body": $BODY_JSON}"#.into(),
+            headers: vec![("X-Secret".into(), "abc".into())],
+        }),
+        up: Some(HookSpec::new(&format!("{base}/hook/up?name=$NAME"), "")),
+    })
+}
+
+async fn create_check(t: &TestServer, name: &str) -> String {
+    let c = t
+        .create(json!({"name": name, "channels": "*", "timeout": 3600, "grace": 60}))
+        .await;
+    c["ping_url"]
+        .as_str()
+        .expect("ping_url")
+        .rsplit('/')
+        .next()
+        .expect("uuid")
+        .to_string()
+}
+
+async fn ping(t: &TestServer, path: &str, body: &str) {
+    let r = t
+        .anon(reqwest::Method::POST, path)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("ping");
+    assert_eq!(r.status(), 200);
+}
+
+async fn channels_json(t: &TestServer) -> Vec<Value> {
+    let out = admin(
+        t,
+        ChannelCmd::Ls {
+            project: "default".into(),
+            json: true,
+        },
+    )
+    .await;
+    serde_json::from_str::<Vec<Value>>(&out.stdout).expect("a JSON array")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_ping_emails_and_calls_the_webhook_within_two_seconds_and_recovery_follows() {
+    let smtp = SmtpSink::start().await;
+    let http = HttpReceiver::start().await;
+    let notify = NotifyConfig {
+        smtp_url: Some(format!("smtp://alerts:pw@127.0.0.1:{}", smtp.port)),
+        smtp_from: Some("overdue@monitor.test".into()),
+        ..NotifyConfig::default()
+    };
+    let t = start(notify, None).await;
+    t.service
+        .add_channel(
+            "default",
+            "mail",
+            ChannelConfig::Email {
+                address: "ops@example.org".into(),
+            },
+        )
+        .await
+        .expect("email");
+    t.service
+        .add_channel("default", "hook", hook(&http.base))
+        .await
+        .expect("hook");
+    let uuid = create_check(&t, "Nightly backup").await;
+
+    let sent = std::time::Instant::now();
+    ping(&t, &format!("/ping/{uuid}/fail"), "disk full").await;
+    let mail = smtp
+        .next(Duration::from_secs(2))
+        .await
+        .expect("an email within 2 s");
+    let req = http
+        .next(Duration::from_secs(2))
+        .await
+        .expect("a webhook within 2 s");
+    assert!(sent.elapsed() < Duration::from_secs(2));
+
+    assert_eq!(mail.header("Subject"), "DOWN | Nightly backup");
+    assert_eq!(mail.to, vec!["ops@example.org".to_string()]);
+    assert_eq!(mail.from, "overdue@monitor.test");
+    assert_eq!(
+        mail.auth.as_deref(),
+        Some("alerts"),
+        "authenticated as the URL's user"
+    );
+    let body = mail.body();
+    assert!(
+        body.starts_with("The check \"Nightly backup\" has gone down.\n"),
+        "{body}"
+    );
+    assert!(
+        body.contains("Reason: received a failure signal."),
+        "{body}"
+    );
+    assert!(body.contains(&format!("/api/v3/checks/{uuid}")), "{body}");
+    assert!(body.contains("Last ping type: Failure"), "{body}");
+    assert!(body.contains("Last ping body:\ndisk full"), "{body}");
+
+    assert_eq!(req.method, "POST");
+    assert_eq!(req.path, format!("/hook/{uuid}"));
+    assert_eq!(req.header("x-secret"), "abc");
+    assert_eq!(req.header("user-agent"), "overdue");
+    assert_eq!(
+        req.json(),
+        json!({"name": "Nightly backup", "status": "down", "body": "disk full"})
+    );
+
+    // Recovery: the up message, through both.
+    ping(&t, &format!("/ping/{uuid}"), "").await;
+    let mail = smtp.next(Duration::from_secs(2)).await.expect("up email");
+    assert_eq!(mail.header("Subject"), "UP | Nightly backup");
+    assert!(mail.body().contains("has gone up."), "{}", mail.body());
+    let req = http.next(Duration::from_secs(2)).await.expect("up webhook");
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("GET", "/hook/up")
+    );
+    assert_eq!(req.query, "name=Nightly%20backup");
+    assert!(req.body.is_empty());
+
+    // Delivered once each: nothing more arrives, the outbox is empty, and ls says ok.
+    assert!(http.next(Duration::from_millis(500)).await.is_none());
+    assert!(smtp.next(Duration::from_millis(100)).await.is_none());
+    assert!(
+        t.service
+            .store()
+            .outbox_pending()
+            .expect("outbox")
+            .is_empty()
+    );
+    for c in channels_json(&t).await {
+        assert_eq!(c["failing"], 0, "{c}");
+        assert_eq!(c["last_delivery"]["ok"], true, "{c}");
+    }
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_answering_500_twice_gets_the_alert_on_the_third_try() {
+    let http = HttpReceiver::start().await;
+    let t = start(NotifyConfig::default(), None).await;
+    let chan = t
+        .service
+        .add_channel("default", "hook", hook(&http.base))
+        .await
+        .expect("hook");
+    let uuid = create_check(&t, "db").await;
+    http.answer(&[500, 500]);
+    ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+
+    let mut bodies = Vec::new();
+    for n in 1..=3 {
+        let req = http
+            .next(Duration::from_secs(3))
+            .await
+            .unwrap_or_else(|| panic!("try {n}"));
+        bodies.push(req.json());
+    }
+    assert!(
+        bodies.iter().all(|b| *b == bodies[0]),
+        "the same alert each time"
+    );
+    assert!(
+        http.next(Duration::from_secs(1)).await.is_none(),
+        "no fourth try"
+    );
+    // Give the recording of the third try a moment to commit.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        t.service
+            .store()
+            .outbox_pending()
+            .expect("outbox")
+            .is_empty()
+    );
+    let history = t
+        .service
+        .store()
+        .deliveries(chan.uuid, 10)
+        .expect("history");
+    let summary: Vec<(u32, Option<u16>, String)> = history
+        .iter()
+        .rev()
+        .map(|d| (d.attempt, d.code, d.error.clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (1, Some(500), "Received status code 500".to_string()),
+            (2, Some(500), "Received status code 500".to_string()),
+            (3, Some(200), String::new()),
+        ]
+    );
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_that_keeps_failing_shows_in_channel_ls_and_is_given_up_after_five_tries() {
+    let http = HttpReceiver::start().await;
+    let t = start(NotifyConfig::default(), None).await;
+    t.service
+        .add_channel("default", "hook", hook(&http.base))
+        .await
+        .expect("hook");
+    let uuid = create_check(&t, "db").await;
+    http.answer(&[503; 10]);
+    ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+    for n in 1..=5 {
+        http.next(Duration::from_secs(3))
+            .await
+            .unwrap_or_else(|| panic!("try {n}"));
+    }
+    assert!(
+        http.next(Duration::from_secs(2)).await.is_none(),
+        "five tries only"
+    );
+    let ls = channels_json(&t).await;
+    assert_eq!(ls[0]["failing"], 5, "{ls:?}");
+    assert_eq!(ls[0]["last_delivery"]["error"], "Received status code 503");
+    let text = admin(
+        &t,
+        ChannelCmd::Ls {
+            project: "default".into(),
+            json: false,
+        },
+    )
+    .await
+    .stdout;
+    assert!(
+        text.contains("FAILING x5: Received status code 503"),
+        "{text}"
+    );
+    assert!(
+        t.service
+            .store()
+            .outbox_pending()
+            .expect("outbox")
+            .is_empty()
+    );
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_in_the_middle_of_retries_neither_loses_nor_duplicates_the_alert() {
+    let http = HttpReceiver::start().await;
+    let notify = NotifyConfig {
+        retry_delays: vec![Duration::from_millis(1500); 4],
+        ..NotifyConfig::default()
+    };
+    let mut opts = Options {
+        deliver: true,
+        ..Options::default()
+    };
+    opts.service.notify = notify.clone();
+    let t = TestServer::start_with(opts).await;
+    t.service
+        .add_channel("default", "hook", hook(&http.base))
+        .await
+        .expect("hook");
+    let uuid = create_check(&t, "db").await;
+    http.answer(&[500]);
+    ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+    let first = http.next(Duration::from_secs(2)).await.expect("first try");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let dir = t.shutdown().await;
+
+    // Stopped with one failed try on record and the entry still queued.
+    {
+        let store = overdue::store::Store::open(dir.path()).expect("store");
+        let pending = store.outbox_pending().expect("outbox");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].1.expect("tries").done, 1);
+    }
+
+    let mut opts = Options {
+        deliver: true,
+        dir: Some(dir),
+        ..Options::default()
+    };
+    opts.service.notify = notify.clone();
+    let t = TestServer::start_with(opts).await;
+    let second = http
+        .next(Duration::from_secs(3))
+        .await
+        .expect("the retry, after the restart");
+    assert_eq!(second.json(), first.json());
+    assert!(http.next(Duration::from_secs(1)).await.is_none());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let dir = t.shutdown().await;
+
+    // A second restart sends nothing again: it was delivered.
+    let mut opts = Options {
+        deliver: true,
+        dir: Some(dir),
+        ..Options::default()
+    };
+    opts.service.notify = notify;
+    let t = TestServer::start_with(opts).await;
+    assert!(
+        http.next(Duration::from_secs(2)).await.is_none(),
+        "no duplicate"
+    );
+    assert!(
+        t.service
+            .store()
+            .outbox_pending()
+            .expect("outbox")
+            .is_empty()
+    );
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeat_alerts_while_down_stop_at_recovery_and_survive_a_restart() {
+    let http = HttpReceiver::start().await;
+    let t = start(NotifyConfig::default(), None).await;
+    let every = jiff::SignedDuration::from_millis(700);
+    t.service
+        .add_channel_repeating(
+            "default",
+            "hook",
+            ChannelConfig::webhook(&format!("{}/r", http.base)),
+            Some(every),
+        )
+        .await
+        .expect("hook");
+    let uuid = create_check(&t, "db").await;
+    ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+    http.next(Duration::from_secs(2)).await.expect("the alert");
+    http.next(Duration::from_secs(2))
+        .await
+        .expect("first repeat");
+    let dir = t.shutdown().await;
+    {
+        let store = overdue::store::Store::open(dir.path()).expect("store");
+        assert_eq!(store.repeats().expect("repeats").len(), 1, "kept on disk");
+    }
+    let mut opts = Options {
+        deliver: true,
+        dir: Some(dir),
+        ..Options::default()
+    };
+    opts.service.notify = fast(NotifyConfig::default());
+    let t = TestServer::start_with(opts).await;
+    http.next(Duration::from_secs(2))
+        .await
+        .expect("a repeat after the restart");
+    ping(&t, &format!("/ping/{uuid}"), "").await;
+    // Drain a repeat that may have been queued just before the recovery.
+    let mut saw_up = false;
+    while let Some(_req) = http.next(Duration::from_millis(1500)).await {
+        saw_up = true;
+    }
+    assert!(saw_up, "the up alert");
+    assert!(
+        http.next(Duration::from_millis(1500)).await.is_none(),
+        "repeats stopped"
+    );
+    t.shutdown().await;
+}
+
+/// `channel test` through every kind, against the HTTP receiver (or the SMTP sink, or a
+/// file the shell command writes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channel_test_works_for_every_kind_with_each_services_request_shape() {
+    let http = HttpReceiver::start().await;
+    let smtp = SmtpSink::start().await;
+    let out_dir = tempfile::tempdir().expect("dir");
+    let out_file = out_dir.path().join("shell.out");
+    let notify = NotifyConfig {
+        smtp_url: Some(format!("smtp://127.0.0.1:{}", smtp.port)),
+        allow_shell: true,
+        ..NotifyConfig::default()
+    };
+    let t = start(notify, None).await;
+    let b = &http.base;
+    let with = |kind: &str, f: &dyn Fn(&mut ChannelAddArgs)| {
+        let mut a = add(kind, kind);
+        f(&mut a);
+        a
+    };
+    let channels = vec![
+        with("email", &|a| a.value = Some("ops@example.org".into())),
+        with("webhook", &|a| {
+            a.url = Some(format!("{b}/wh?s=$STATUS"));
+            a.body = Some("{\"status\": \"$STATUS\"}".into());
+            a.headers = vec!["Authorization: Bearer wh".into()];
+        }),
+        with("ntfy", &|a| {
+            a.url = Some(format!("{b}/ntfy"));
+            a.topic = Some("alerts".into());
+            a.token = Some("tk_ntfy".into());
+        }),
+        with("gotify", &|a| {
+            a.url = Some(format!("{b}/gotify/"));
+            a.token = Some("AppTok".into());
+        }),
+        with("discord", &|a| {
+            a.url = Some(format!("{b}/api/webhooks/1/dtok"))
+        }),
+        with("slack", &|a| {
+            a.url = Some(format!("{b}/services/T0/B0/stok"))
+        }),
+        with("telegram", &|a| {
+            a.url = Some(format!("{b}/tg"));
+            a.token = Some("123:ABC-d_e".into());
+            a.chat = Some("-1001".into());
+        }),
+        with("pushover", &|a| {
+            a.url = Some(format!("{b}/po"));
+            a.token = Some("apptoken".into());
+            a.user = Some("userkey".into());
+        }),
+        with("matrix", &|a| {
+            a.url = Some(format!("{b}/mx"));
+            a.room = Some("!room:hs.test".into());
+            a.token = Some("syt_tok".into());
+        }),
+        with("mattermost", &|a| a.url = Some(format!("{b}/hooks/mm"))),
+        with("shell", &|a| {
+            a.cmd_down = Some(format!(
+                "printf '%s|%s' \"$STATUS\" \"$NAME\" > '{}'",
+                out_file.display()
+            ));
+        }),
+    ];
+    for a in channels {
+        add_channel(&t, a).await;
+    }
+    let test = |name: &str| ChannelCmd::Test {
+        project: "default".into(),
+        ident: name.into(),
+    };
+    let mut tested = Vec::new();
+    for kind in overdue::notify::KINDS {
+        let out = admin(&t, test(kind)).await;
+        assert_eq!(out.code, 0, "{kind}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("delivered in"),
+            "{kind}: {}",
+            out.stdout
+        );
+        tested.push(*kind);
+        match *kind {
+            "email" => {
+                let m = smtp.next(Duration::from_secs(2)).await.expect("mail");
+                assert_eq!(m.header("Subject"), "TEST | overdue");
+                assert!(m.body().contains("test notification"));
+                continue;
+            }
+            "shell" => {
+                let text = std::fs::read_to_string(&out_file).expect("the command ran");
+                assert_eq!(text, "test|Test check");
+                continue;
+            }
+            _ => {}
+        }
+        let r = http.next(Duration::from_secs(2)).await.expect(kind);
+        match *kind {
+            "webhook" => {
+                assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/wh"));
+                assert_eq!(r.query, "s=test");
+                assert_eq!(r.header("authorization"), "Bearer wh");
+                assert_eq!(r.json(), json!({"status": "test"}));
+            }
+            "ntfy" => {
+                assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/ntfy/"));
+                assert_eq!(r.header("authorization"), "Bearer tk_ntfy");
+                assert_eq!(r.header("content-type"), "application/json");
+                let j = r.json();
+                assert_eq!(j["topic"], "alerts");
+                assert_eq!(j["title"], "TEST | overdue");
+                assert!(
+                    j["message"].is_string() && j["priority"].is_number() && j["tags"].is_array()
+                );
+            }
+            "gotify" => {
+                assert_eq!(
+                    (r.method.as_str(), r.path.as_str()),
+                    ("POST", "/gotify/message")
+                );
+                assert_eq!(r.header("x-gotify-key"), "AppTok");
+                let j = r.json();
+                assert!(
+                    j["title"].is_string() && j["message"].is_string() && j["priority"].is_number()
+                );
+            }
+            "discord" => {
+                assert_eq!(
+                    (r.method.as_str(), r.path.as_str()),
+                    ("POST", "/api/webhooks/1/dtok")
+                );
+                let j = r.json();
+                assert_eq!(j["content"], "TEST | overdue");
+                assert!(j["embeds"][0]["description"].is_string());
+            }
+            "slack" | "mattermost" => {
+                let path = if *kind == "slack" {
+                    "/services/T0/B0/stok"
+                } else {
+                    "/hooks/mm"
+                };
+                assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", path));
+                let j = r.json();
+                assert_eq!(j["text"], "TEST | overdue");
+                assert!(j["attachments"][0]["text"].is_string());
+                if *kind == "mattermost" {
+                    assert_eq!(j["username"], "overdue");
+                }
+            }
+            "telegram" => {
+                assert_eq!(
+                    (r.method.as_str(), r.path.as_str()),
+                    ("POST", "/tg/bot123:ABC-d_e/sendMessage")
+                );
+                let j = r.json();
+                assert_eq!(j["chat_id"], -1001);
+                assert!(
+                    j["text"]
+                        .as_str()
+                        .expect("text")
+                        .starts_with("TEST | overdue")
+                );
+            }
+            "pushover" => {
+                assert_eq!(
+                    (r.method.as_str(), r.path.as_str()),
+                    ("POST", "/po/1/messages.json")
+                );
+                assert_eq!(
+                    r.header("content-type"),
+                    "application/x-www-form-urlencoded"
+                );
+                let form: std::collections::HashMap<String, String> =
+                    form_urlencoded::parse(&r.body).into_owned().collect();
+                assert_eq!(form["token"], "apptoken");
+                assert_eq!(form["user"], "userkey");
+                assert_eq!(form["title"], "TEST | overdue");
+                assert!(form.contains_key("message"));
+            }
+            "matrix" => {
+                assert_eq!(r.method, "PUT");
+                assert!(
+                    r.path.starts_with(
+                        "/mx/_matrix/client/v3/rooms/%21room%3Ahs.test/send/m.room.message/"
+                    ),
+                    "{}",
+                    r.path
+                );
+                assert_eq!(r.header("authorization"), "Bearer syt_tok");
+                let j = r.json();
+                assert_eq!(j["msgtype"], "m.text");
+                assert!(
+                    j["body"]
+                        .as_str()
+                        .expect("body")
+                        .starts_with("TEST | overdue")
+                );
+            }
+            other => panic!("no assertions for {other}"),
+        }
+    }
+    assert_eq!(tested.len(), 11);
+
+    // A failing receiver: the outcome is printed and the exit code is 1.
+    http.answer(&[500]);
+    let out = admin(&t, test("slack")).await;
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("Received status code 500"),
+        "{}",
+        out.stderr
+    );
+
+    // Secrets never appear in `channel ls`.
+    let ls = admin(
+        &t,
+        ChannelCmd::Ls {
+            project: "default".into(),
+            json: false,
+        },
+    )
+    .await
+    .stdout
+        + &serde_json::to_string(&channels_json(&t).await).expect("json");
+    for secret in [
+        "tk_ntfy",
+        "AppTok",
+        "dtok",
+        "stok",
+        "123:ABC",
+        "apptoken",
+        "syt_tok",
+        "Bearer wh",
+    ] {
+        assert!(!ls.contains(secret), "{secret} leaked:\n{ls}");
+    }
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_channels_run_only_when_allowed() {
+    let out_dir = tempfile::tempdir().expect("dir");
+    let out_file = out_dir.path().join("ran");
+    let t = start(NotifyConfig::default(), None).await;
+    let mut a = add("shell", "sh");
+    a.cmd_down = Some(format!("touch '{}'", out_file.display()));
+    add_channel(&t, a).await;
+    let out = admin(
+        &t,
+        ChannelCmd::Test {
+            project: "default".into(),
+            ident: "sh".into(),
+        },
+    )
+    .await;
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("--allow-shell-channels"),
+        "{}",
+        out.stderr
+    );
+    // A real alert is refused the same way.
+    let uuid = create_check(&t, "db").await;
+    ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!out_file.exists(), "the command must not run");
+    t.shutdown().await;
+}
