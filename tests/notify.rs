@@ -689,3 +689,47 @@ async fn shell_channels_run_only_when_allowed() {
     assert!(!out_file.exists(), "the command must not run");
     t.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_never_answers_does_not_delay_the_other_channels() {
+    // Accepts connections and never answers: each attempt waits for the timeout (3 s here).
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let silent_base = format!("http://{}", silent.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = silent.accept().await {
+            held.push(stream);
+        }
+    });
+    let http = HttpReceiver::start().await;
+    let t = start(NotifyConfig::default(), None).await;
+    t.service
+        .add_channel("default", "a-silent", hook(&silent_base))
+        .await
+        .expect("silent");
+    t.service
+        .add_channel("default", "b-live", hook(&http.base))
+        .await
+        .expect("live");
+    let mut uuids = Vec::new();
+    for i in 0..6 {
+        uuids.push(create_check(&t, &format!("job {i}")).await);
+    }
+    let sent = std::time::Instant::now();
+    for uuid in &uuids {
+        ping(&t, &format!("/ping/{uuid}/fail"), "").await;
+    }
+    for _ in &uuids {
+        http.next(Duration::from_secs(2))
+            .await
+            .expect("every live alert while the silent channel hangs");
+    }
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "the live channel waited for the silent one: {:?}",
+        sent.elapsed()
+    );
+    t.shutdown().await;
+}

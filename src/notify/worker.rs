@@ -207,7 +207,10 @@ async fn deliver(service: &Service, transports: &Transports, entry: OutboxEntry,
     log_delivery(&channel, &message, &delivery, next);
     let recorded = service
         .write(move |ctx| {
-            ctx.txn.put_delivery(&delivery)?;
+            // A channel removed meanwhile keeps no history (its deletion took it).
+            if ctx.state.channel(&delivery.channel).is_some() {
+                ctx.txn.put_delivery(&delivery)?;
+            }
             match next {
                 Some(next) => ctx.txn.put_tries(
                     seq,
@@ -419,7 +422,9 @@ pub async fn send_test(
     let record = delivery.clone();
     service
         .write(move |ctx| {
-            ctx.txn.put_delivery(&record)?;
+            if ctx.state.channel(&record.channel).is_some() {
+                ctx.txn.put_delivery(&record)?;
+            }
             Ok(())
         })
         .await?;
