@@ -733,3 +733,44 @@ async fn a_receiver_that_never_answers_does_not_delay_the_other_channels() {
     );
     t.shutdown().await;
 }
+
+/// The TLS modes of `--smtp-url` are honoured: with `?tls=required` (STARTTLS) or `smtps://`
+/// (implicit TLS), a server without TLS gets no mail, and the failure is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smtp_tls_modes_refuse_a_server_without_tls() {
+    let smtp = SmtpSink::start().await;
+    for (url, why) in [
+        (
+            format!("smtp://127.0.0.1:{}?tls=required", smtp.port),
+            "STARTTLS is not supported",
+        ),
+        (
+            format!("smtps://127.0.0.1:{}", smtp.port),
+            "Connection error",
+        ),
+    ] {
+        let notify = NotifyConfig {
+            smtp_url: Some(url.clone()),
+            ..NotifyConfig::default()
+        };
+        let t = start(notify, None).await;
+        let mut a = add("email", "mail");
+        a.value = Some("ops@example.org".into());
+        add_channel(&t, a).await;
+        let out = admin(
+            &t,
+            ChannelCmd::Test {
+                project: "default".into(),
+                ident: "mail".into(),
+            },
+        )
+        .await;
+        assert_eq!(out.code, 1, "{url}: {}", out.stdout);
+        assert!(out.stderr.contains(why), "{url}: {}", out.stderr);
+        assert!(
+            smtp.next(Duration::from_millis(300)).await.is_none(),
+            "{url}"
+        );
+        t.shutdown().await;
+    }
+}

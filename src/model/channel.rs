@@ -87,17 +87,6 @@ impl ChannelConfig {
         }
     }
 
-    /// A setting of an `Other` kind ("" when absent).
-    pub fn setting(&self, key: &str) -> &str {
-        match self {
-            ChannelConfig::Other { settings, .. } => settings
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or("", |(_, v)| v.as_str()),
-            _ => "",
-        }
-    }
-
     /// A one-line, secret-free description for `channel ls`: addresses and hosts, never
     /// paths (webhook URLs often carry tokens), tokens or passwords.
     pub fn summary(&self) -> String {

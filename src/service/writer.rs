@@ -6,6 +6,9 @@
 //! Each batch runs on tokio's blocking pool, so fsyncs never stall the async workers, and
 //! tokio's paused test clock does not jump ahead while a batch is being written.
 //!
+//! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
+//! an alert starts out as soon as it is durable.
+//!
 //! Invariant: the in-memory state may run ahead of the file by the batch being committed.
 //! If a commit fails, every job of the batch gets the error and the state is rebuilt from the
 //! file, so memory never keeps what the file lost.
