@@ -1,7 +1,15 @@
 //! Real receivers for alert tests, on 127.0.0.1: an HTTP server (warp) that records every
 //! request and answers from a script of status codes, and an SMTP sink that speaks SMTP over
 //! TCP (EHLO, AUTH PLAIN/LOGIN, MAIL, RCPT, DATA, RSET, NOOP, QUIT) and keeps each message.
+//! Also the helpers the alert tests share (a server with the delivery worker, admin commands).
 #![allow(dead_code)]
+
+use overdue::cli::admin::{AdminCommand, AdminOutput, execute};
+use overdue::cli::{ChannelAddArgs, ChannelCmd};
+use overdue::notify::NotifyConfig;
+use serde_json::Value;
+
+use crate::common::{Options, TestServer};
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -278,4 +286,51 @@ async fn session(
         };
         write.write_all(reply).await?;
     }
+}
+
+/// Fast retries for tests: 150 ms, then 300 ms, 600 ms, 1.2 s.
+pub fn fast(mut notify: NotifyConfig) -> NotifyConfig {
+    notify.retry_delays = overdue::model::outbox::backoff(Duration::from_millis(150), 5);
+    notify.timeout = Duration::from_secs(3);
+    notify
+}
+
+pub async fn start(notify: NotifyConfig, dir: Option<tempfile::TempDir>) -> TestServer {
+    let mut opts = Options {
+        deliver: true,
+        dir,
+        ..Options::default()
+    };
+    opts.service.notify = fast(notify);
+    TestServer::start_with(opts).await
+}
+
+pub async fn admin(t: &TestServer, cmd: ChannelCmd) -> AdminOutput {
+    execute(&t.service, AdminCommand::Channel(cmd)).await
+}
+
+pub fn add(kind: &str, name: &str) -> ChannelAddArgs {
+    ChannelAddArgs {
+        project: "default".into(),
+        kind: kind.into(),
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
+pub async fn add_channel(t: &TestServer, args: ChannelAddArgs) {
+    let out = admin(t, ChannelCmd::Add(Box::new(args))).await;
+    assert_eq!(out.code, 0, "channel add: {}", out.stderr);
+}
+
+pub async fn channels_json(t: &TestServer) -> Vec<Value> {
+    let out = admin(
+        t,
+        ChannelCmd::Ls {
+            project: "default".into(),
+            json: true,
+        },
+    )
+    .await;
+    serde_json::from_str::<Vec<Value>>(&out.stdout).expect("a JSON array")
 }
