@@ -3,7 +3,8 @@
 //!
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
-//! writer, operations), `api` (HTTP), `inbound` (the SMTP listener for email pings), `server`
+//! writer, operations), `monitor` (deadlines), `notify` (alert delivery), `api` (HTTP),
+//! `inbound` (the SMTP listener for email pings), `server`
 //! (listeners and shutdown), `cli` (commands).
 
 pub mod api;
@@ -11,6 +12,7 @@ pub mod cli;
 pub mod inbound;
 pub mod model;
 pub mod monitor;
+pub mod notify;
 pub mod ping;
 pub mod schedule;
 pub mod server;

@@ -231,9 +231,7 @@ async fn channels_by_star_uuid_and_name() {
         .add_channel(
             "default",
             "hook",
-            ChannelConfig::Webhook {
-                url: "http://127.0.0.1:9/".into(),
-            },
+            ChannelConfig::webhook("http://127.0.0.1:9/"),
         )
         .await
         .unwrap();

@@ -795,3 +795,140 @@ fn a_killed_service_leaves_a_stale_socket_that_nothing_trips_over() {
         200
     );
 }
+
+/// A tiny HTTP receiver on 127.0.0.1 in a thread: keeps each request's head and body (as
+/// text, headers lower-cased) and answers 200.
+fn http_receiver() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let (mut head, mut line, mut len) = (String::new(), String::new(), 0usize);
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&lower);
+            }
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            head.push_str(&String::from_utf8_lossy(&body));
+            keep.lock().expect("lock").push(head);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn channel_test_with_a_token_file_stopped_and_through_the_control_socket() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let (port, seen) = http_receiver();
+    let token_file = tmp.path().join("ntfy-token");
+    std::fs::write(&token_file, "tk_from_file\n").expect("token");
+    overdue(data, &["project", "add", "ops"]).ok();
+    let url = format!("http://127.0.0.1:{port}");
+    overdue(
+        data,
+        &[
+            "channel",
+            "add",
+            "ops",
+            "--kind",
+            "ntfy",
+            "--name",
+            "phone",
+            "--url",
+            &url,
+            "--topic",
+            "alerts",
+            "--token-file",
+            token_file.to_str().expect("path"),
+        ],
+    )
+    .ok();
+    let err = overdue(
+        data,
+        &[
+            "channel",
+            "add",
+            "ops",
+            "--kind",
+            "ntfy",
+            "--name",
+            "x",
+            "--token-env",
+            "OVERDUE_SURELY_UNSET_VAR",
+            "--topic",
+            "t",
+        ],
+    )
+    .fails();
+    assert!(err.contains("OVERDUE_SURELY_UNSET_VAR"), "{err}");
+
+    // Stopped: the command sends it itself.
+    let out = overdue(data, &["channel", "test", "ops", "phone"]).ok();
+    assert!(
+        out.contains("test notification to phone (ntfy) delivered"),
+        "{out}"
+    );
+    let first = seen.lock().expect("lock").pop().expect("a request");
+    assert!(first.starts_with("post / http/1.1"), "{first}");
+    assert!(
+        first.contains("authorization: bearer tk_from_file"),
+        "{first}"
+    );
+    assert!(first.contains("\"topic\":\"alerts\""), "{first}");
+    let ls = overdue(data, &["channel", "ls", "ops"]).ok();
+    assert!(!ls.contains("tk_from_file"), "{ls}");
+    assert!(
+        ls.contains("ok "),
+        "the test shows as the last delivery: {ls}"
+    );
+
+    // Serving: through the control socket, the same output.
+    let serve = Serve::start(data);
+    let out = overdue(data, &["channel", "test", "ops", "phone"]).ok();
+    assert!(
+        out.contains("test notification to phone (ntfy) delivered"),
+        "{out}"
+    );
+    assert_eq!(seen.lock().expect("lock").len(), 1);
+
+    // A dead receiver: exit code 1 and the reason.
+    let dead = format!("http://127.0.0.1:{}/hook", free_port());
+    overdue(
+        data,
+        &[
+            "channel", "add", "ops", "--kind", "webhook", "--name", "dead", "--url", &dead,
+        ],
+    )
+    .ok();
+    let err = overdue(data, &["channel", "test", "ops", "dead"]).fails();
+    assert!(
+        err.contains("test notification to dead (webhook) failed"),
+        "{err}"
+    );
+    let ls = overdue(data, &["channel", "ls", "ops", "--json"]).json();
+    let dead = ls
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|c| c["name"] == "dead")
+        .expect("dead")
+        .clone();
+    assert_eq!(dead["failing"], 1, "{dead}");
+    drop(serve);
+}

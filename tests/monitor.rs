@@ -50,13 +50,7 @@ async fn open(dir: tempfile::TempDir, now: Timestamp) -> Env {
                 .await
                 .expect("channel");
             service
-                .add_channel(
-                    "p",
-                    "hook",
-                    ChannelConfig::Webhook {
-                        url: "http://127.0.0.1:9/".into(),
-                    },
-                )
+                .add_channel("p", "hook", ChannelConfig::webhook("http://127.0.0.1:9/"))
                 .await
                 .expect("channel");
             p

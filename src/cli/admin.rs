@@ -3,13 +3,14 @@
 
 use std::fmt::Write as _;
 
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::api::json::{Urls, check_json};
+use crate::cli::channel::ChannelCmd;
+use crate::model::ApiVersion;
 use crate::model::time::iso_seconds;
-use crate::model::{ApiVersion, ChannelConfig};
 use crate::service::admin::project_named;
 use crate::service::{Service, ServiceError};
 
@@ -54,43 +55,6 @@ pub enum KeyCmd {
     Rm { project: String, prefix: String },
 }
 
-#[derive(Debug, Clone, Args, Serialize, Deserialize)]
-pub struct ChannelAddArgs {
-    pub project: String,
-    /// Kind of integration: email or webhook.
-    #[arg(long)]
-    pub kind: String,
-    /// Name of the integration (checks can name it in `channels`).
-    #[arg(long)]
-    pub name: String,
-    /// Email address (kind email).
-    #[arg(long)]
-    pub value: Option<String>,
-    /// URL to call (kind webhook).
-    #[arg(long)]
-    pub url: Option<String>,
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
-pub enum ChannelCmd {
-    /// Add an integration to a project.
-    Add(ChannelAddArgs),
-    /// List a project's integrations.
-    Ls {
-        project: String,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove an integration (by id or name) and unassign it from every check.
-    Rm {
-        project: String,
-        #[arg(value_name = "ID-OR-NAME")]
-        ident: String,
-    },
-}
-
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
 pub enum CheckCmd {
     /// List a project's checks.
@@ -119,7 +83,7 @@ pub struct AdminOutput {
 }
 
 impl AdminOutput {
-    fn ok(stdout: String) -> AdminOutput {
+    pub(crate) fn ok(stdout: String) -> AdminOutput {
         AdminOutput {
             stdout,
             stderr: String::new(),
@@ -137,23 +101,8 @@ impl AdminOutput {
     }
 }
 
-fn pretty(v: &Value) -> String {
+pub(crate) fn pretty(v: &Value) -> String {
     format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
-}
-
-/// The host of a URL, enough to recognise it without printing secrets in its path.
-fn url_host(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    host.rsplit('@').next().unwrap_or(host).to_string()
-}
-
-fn channel_target(config: &ChannelConfig) -> String {
-    match config {
-        ChannelConfig::Email { address } => address.clone(),
-        ChannelConfig::Webhook { url } => url_host(url),
-        ChannelConfig::Other { .. } => config.summary(),
-    }
 }
 
 /// Runs one admin command.
@@ -161,7 +110,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
     let result = match command {
         AdminCommand::Project(c) => project(service, c).await,
         AdminCommand::Key(c) => key(service, c).await,
-        AdminCommand::Channel(c) => channel(service, c).await,
+        AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => check(service, c).await,
     };
     result.unwrap_or_else(AdminOutput::error)
@@ -291,81 +240,6 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
     })
 }
 
-async fn channel(service: &Service, cmd: ChannelCmd) -> Outcome {
-    use ServiceError::Usage;
-    Ok(match cmd {
-        ChannelCmd::Add(a) => {
-            let config = match a.kind.as_str() {
-                "email" => ChannelConfig::Email {
-                    address: a
-                        .value
-                        .clone()
-                        .ok_or_else(|| Usage("--kind email needs --value ADDRESS".into()))?,
-                },
-                "webhook" => ChannelConfig::Webhook {
-                    url: a
-                        .url
-                        .clone()
-                        .ok_or_else(|| Usage("--kind webhook needs --url URL".into()))?,
-                },
-                other => {
-                    return Err(Usage(format!(
-                        "unknown channel kind {other:?} (known: email, webhook)"
-                    )));
-                }
-            };
-            let c = service.add_channel(&a.project, &a.name, config).await?;
-            if a.json {
-                AdminOutput::ok(pretty(
-                    &json!({"id": c.uuid.to_string(), "name": c.name, "kind": c.kind()}),
-                ))
-            } else {
-                AdminOutput::ok(format!(
-                    "added {} channel {} ({})\n",
-                    c.kind(),
-                    c.name,
-                    c.uuid
-                ))
-            }
-        }
-        ChannelCmd::Ls { project, json } => {
-            let channels = service.read(|s| {
-                let p = project_named(s, &project)?;
-                Ok::<_, ServiceError>(
-                    s.channels_of(&p.uuid)
-                        .into_iter()
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                )
-            })?;
-            if json {
-                let list: Vec<Value> = channels
-                    .iter()
-                    .map(|c| json!({"id": c.uuid.to_string(), "name": c.name, "kind": c.kind(), "target": channel_target(&c.config)}))
-                    .collect();
-                AdminOutput::ok(pretty(&Value::Array(list)))
-            } else {
-                let mut out = format!("{:<36} {:<8} {:<20} TARGET\n", "ID", "KIND", "NAME");
-                for c in channels {
-                    let _ = writeln!(
-                        out,
-                        "{:<36} {:<8} {:<20} {}",
-                        c.uuid,
-                        c.kind(),
-                        c.name,
-                        channel_target(&c.config)
-                    );
-                }
-                AdminOutput::ok(out)
-            }
-        }
-        ChannelCmd::Rm { project, ident } => {
-            let c = service.remove_channel(&project, &ident).await?;
-            AdminOutput::ok(format!("removed channel {} ({})\n", c.name, c.uuid))
-        }
-    })
-}
-
 async fn check(service: &Service, cmd: CheckCmd) -> Outcome {
     let CheckCmd::Ls { project, json } = cmd;
     let now = service.now();
@@ -404,18 +278,4 @@ async fn check(service: &Service, cmd: CheckCmd) -> Outcome {
         );
     }
     Ok(AdminOutput::ok(out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::url_host;
-
-    #[test]
-    fn webhook_targets_hide_paths_and_credentials() {
-        assert_eq!(
-            url_host("https://user:pw@hooks.example.org/secret/token?x=1"),
-            "hooks.example.org"
-        );
-        assert_eq!(url_host("http://127.0.0.1:9000/x"), "127.0.0.1:9000");
-    }
 }

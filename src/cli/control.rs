@@ -95,6 +95,7 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     }
     let config = ServiceConfig {
         site_root: None,
+        notify: crate::notify::NotifyConfig::from_env(),
         ..ServiceConfig::default()
     };
     match Service::open(data, config, Clock::System) {

@@ -3,6 +3,7 @@
 //! not; both paths run the same code ([`admin::execute`]) and print the same output.
 
 pub mod admin;
+pub mod channel;
 pub mod control;
 pub mod schedule;
 pub mod serve;
@@ -12,7 +13,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use admin::{AdminCommand, ChannelCmd, CheckCmd, KeyCmd, ProjectCmd};
+pub use admin::{AdminCommand, CheckCmd, KeyCmd, ProjectCmd};
+pub use channel::{ChannelAddArgs, ChannelCmd};
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
 #[derive(Debug, Parser)]
@@ -98,6 +100,13 @@ pub fn main() -> ExitCode {
         }
         Command::Project(c) => AdminCommand::Project(c),
         Command::Key(c) => AdminCommand::Key(c),
+        Command::Channel(ChannelCmd::Add(mut a)) => {
+            if let Err(e) = a.resolve_secrets() {
+                eprintln!("overdue: {e}");
+                return ExitCode::from(1);
+            }
+            AdminCommand::Channel(ChannelCmd::Add(a))
+        }
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
         Command::Schedule(_) => return ExitCode::SUCCESS,

@@ -12,7 +12,12 @@ use tokio::net::TcpListener;
 use crate::api::{ApiConfig, App};
 use crate::cli::control;
 use crate::inbound::InboundConfig;
-use crate::model::limits::{DEFAULT_API_RATE_LIMIT, DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
+use crate::model::limits::{
+    DEFAULT_API_RATE_LIMIT, DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES,
+    DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS,
+};
+use crate::model::outbox::backoff;
+use crate::notify::NotifyConfig;
 use crate::service::{Clock, Service, ServiceConfig};
 
 #[derive(Debug, Clone, Args)]
@@ -48,6 +53,30 @@ pub struct ServeArgs {
         value_name = "N"
     )]
     pub ping_rate_limit: u32,
+    /// Outgoing mail server for email channels: `smtp://host:25` (plain),
+    /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtps://user:pass@host:465`.
+    #[arg(
+        long,
+        env = "OVERDUE_SMTP_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub smtp_url: Option<String>,
+    /// From address of alert emails.
+    #[arg(long, env = "OVERDUE_SMTP_FROM", value_name = "ADDRESS")]
+    pub smtp_from: Option<String>,
+    /// Let shell channels run their commands (they run code on this machine).
+    #[arg(long, env = "OVERDUE_ALLOW_SHELL_CHANNELS")]
+    pub allow_shell_channels: bool,
+    /// Tries of one alert before it is given up.
+    #[arg(long, env = "OVERDUE_DELIVERY_TRIES", default_value_t = DEFAULT_DELIVERY_TRIES, value_name = "N")]
+    pub delivery_tries: u32,
+    /// Wait before the first retry of an alert, in seconds; each later wait doubles.
+    #[arg(long, env = "OVERDUE_RETRY_BASE", default_value_t = DEFAULT_RETRY_BASE_SECS, value_name = "SECS")]
+    pub retry_base: u64,
+    /// Longest one delivery attempt may take, in seconds.
+    #[arg(long, env = "OVERDUE_DELIVERY_TIMEOUT", default_value_t = DEFAULT_DELIVERY_TIMEOUT_SECS, value_name = "SECS")]
+    pub delivery_timeout: u64,
     /// Seconds that open requests get to finish at shutdown.
     #[arg(
         long,
@@ -129,6 +158,14 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         site_root: Some(site_root.clone()),
         ping_body_limit: args.ping_body_limit,
         ping_log: args.ping_log,
+        notify: NotifyConfig {
+            smtp_url: args.smtp_url.clone(),
+            smtp_from: args.smtp_from.clone(),
+            allow_shell: args.allow_shell_channels,
+            retry_delays: backoff(Duration::from_secs(args.retry_base), args.delivery_tries),
+            timeout: Duration::from_secs(args.delivery_timeout.max(1)),
+            ..NotifyConfig::default()
+        },
     };
     let service = Arc::new(Service::open(&data, config, Clock::System)?);
     if let Some((project, rw, ro)) = service.ensure_default_project().await? {
@@ -151,12 +188,15 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
+    let delivery_task = crate::notify::worker::start(service.clone())
+        .context("cannot start the delivery of alerts")?;
     let mut tasks = vec![
         control_task,
         prune_task,
         fold_task,
         retention_task,
         monitor_task,
+        delivery_task,
     ];
     if let (Some(smtp), Some(domain)) = (smtp_listener, &args.ping_email_domain) {
         if let Ok(smtp_addr) = smtp.local_addr() {
@@ -194,6 +234,13 @@ pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
         let _ = task.await;
     }
     let _ = std::fs::remove_file(control::socket_path(&data));
+    // Aborted deliveries let go of the service at their next poll.
+    for _ in 0..100 {
+        if Arc::strong_count(&service) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     match Arc::try_unwrap(service) {
         Ok(service) => service.close().await,
         Err(_) => {

@@ -62,3 +62,16 @@ pub const SMTP_MAX_CONNECTIONS: usize = 512;
 pub const SMTP_IDLE_TIMEOUT_SECS: u64 = 60;
 /// Seconds one SMTP connection may last in all.
 pub const SMTP_SESSION_TIMEOUT_SECS: u64 = 600;
+
+/// Tries of one alert before it is given up (reference §8.2 makes 3; we wait longer between).
+pub const DEFAULT_DELIVERY_TRIES: u32 = 5;
+/// First wait before a retry, in seconds; each later wait doubles (2, 4, 8, 16 min: 30 min).
+pub const DEFAULT_RETRY_BASE_SECS: u64 = 120;
+/// Longest one delivery attempt may take, in seconds.
+pub const DEFAULT_DELIVERY_TIMEOUT_SECS: u64 = 10;
+/// Deliveries running at once, over all channels.
+pub const DELIVERIES_IN_FLIGHT: usize = 32;
+/// Deliveries running at once to one channel, so one slow channel never takes every slot.
+pub const DELIVERIES_IN_FLIGHT_PER_CHANNEL: usize = 4;
+/// Shortest repeat interval of a channel, in seconds.
+pub const MIN_REPEAT_SECS: i64 = 60;

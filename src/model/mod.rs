@@ -15,7 +15,7 @@ pub mod time;
 
 pub use channel::{Channel, ChannelConfig};
 pub use check::{Check, Kind, Status, StoredStatus};
-pub use outbox::OutboxEntry;
+pub use outbox::{Delivery, OutboxEntry, Tries};
 pub use ping::{Flip, Ping, PingKind};
 pub use project::{ApiKey, Project};
 

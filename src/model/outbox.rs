@@ -1,7 +1,10 @@
 //! Alerts waiting to be delivered: one entry per (flip that notifies, assigned channel),
-//! written in the same transaction as the flip (reference-behavior §5.3).
+//! written in the same transaction as the flip (reference-behavior §5.3); the record of each
+//! delivery attempt; and the pure rules of retrying (backoff) and channel health.
 
-use jiff::Timestamp;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
 use crate::model::{Flip, StoredStatus};
@@ -19,6 +22,72 @@ pub struct OutboxEntry {
     pub new_status: StoredStatus,
     pub reason: String,
     pub queued: Timestamp,
+}
+
+/// Reason of an outbox entry queued by a channel's repeat interval, not by a flip.
+pub const REPEAT_REASON: &str = "repeat";
+
+/// Where an entry stands in its retries: attempts made and when the next one is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tries {
+    pub done: u32,
+    pub next: Timestamp,
+}
+
+/// The outcome of one delivery attempt, kept durably.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub channel: Uuid,
+    /// The outbox entry it was for; 0 for `channel test`.
+    pub outbox_seq: u64,
+    pub check: Option<Uuid>,
+    pub at: Timestamp,
+    pub duration: SignedDuration,
+    /// 1 for the first try.
+    pub attempt: u32,
+    /// HTTP status code, or SMTP reply code, or exit status, when there was one.
+    pub code: Option<u16>,
+    /// "" on success.
+    pub error: String,
+    /// The last try of an entry that failed: it is dropped from the outbox.
+    pub gave_up: bool,
+}
+
+impl Delivery {
+    pub fn ok(&self) -> bool {
+        self.error.is_empty()
+    }
+}
+
+/// When to try again after `done` failed tries, the last at `last`; None when the tries are
+/// spent. `delays[i]` is the wait after failure i + 1, so `delays.len() + 1` tries in all.
+pub fn retry_at(done: u32, last: Timestamp, delays: &[Duration]) -> Option<Timestamp> {
+    let delay = delays.get(usize::try_from(done).ok()?.checked_sub(1)?)?;
+    let delay = SignedDuration::try_from(*delay).ok()?;
+    last.checked_add(delay).ok()
+}
+
+/// The default retry schedule: exponential from `base`, `tries - 1` delays (with 2 min and 5
+/// tries: 2, 4, 8 and 16 minutes, 30 minutes in all).
+pub fn backoff(base: Duration, tries: u32) -> Vec<Duration> {
+    (0..tries.saturating_sub(1))
+        .map(|i| base.saturating_mul(1 << i.min(20)))
+        .collect()
+}
+
+/// How a channel is doing, from its recent deliveries (newest first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    /// Failed attempts since the last success.
+    pub failing: usize,
+    pub last: Option<Delivery>,
+}
+
+pub fn health(recent: &[Delivery]) -> Health {
+    Health {
+        failing: recent.iter().take_while(|d| !d.ok()).count(),
+        last: recent.first().cloned(),
+    }
 }
 
 impl Flip {
@@ -39,6 +108,49 @@ impl Flip {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retries_back_off_exponentially_then_stop() {
+        let delays = backoff(Duration::from_secs(120), 5);
+        assert_eq!(
+            delays.iter().map(|d| d.as_secs() / 60).collect::<Vec<_>>(),
+            vec![2, 4, 8, 16]
+        );
+        let t0 = Timestamp::UNIX_EPOCH;
+        assert_eq!(
+            retry_at(0, t0, &delays),
+            None,
+            "no try yet: nothing to retry"
+        );
+        assert_eq!(
+            retry_at(1, t0, &delays),
+            Some(t0 + SignedDuration::from_mins(2))
+        );
+        assert_eq!(
+            retry_at(4, t0, &delays),
+            Some(t0 + SignedDuration::from_mins(16))
+        );
+        assert_eq!(retry_at(5, t0, &delays), None, "five tries spent");
+    }
+
+    #[test]
+    fn health_counts_failures_since_the_last_success() {
+        let d = |error: &str| Delivery {
+            channel: Uuid::nil(),
+            outbox_seq: 1,
+            check: None,
+            at: Timestamp::UNIX_EPOCH,
+            duration: SignedDuration::ZERO,
+            attempt: 1,
+            code: None,
+            error: error.into(),
+            gave_up: false,
+        };
+        let h = health(&[d("boom"), d("boom"), d(""), d("boom")]);
+        assert_eq!(h.failing, 2);
+        assert_eq!(health(&[d(""), d("x")]).failing, 0);
+        assert_eq!(health(&[]).last, None);
+    }
 
     fn flip(old: StoredStatus, new: StoredStatus) -> Flip {
         Flip {

@@ -31,6 +31,26 @@ pub fn project_named(state: &State, name: &str) -> Result<Project, ServiceError>
         .ok_or_else(|| ServiceError::NoSuchProject(name.to_string()))
 }
 
+/// The channel of `project` named by UUID or by (unique) name.
+pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channel, ServiceError> {
+    let p = project_named(state, project)?;
+    let candidates: Vec<&Channel> = state
+        .channels_of(&p.uuid)
+        .into_iter()
+        .filter(|c| c.uuid.to_string() == ident || c.name == ident)
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ServiceError::NoSuchChannel {
+            project: project.to_string(),
+            channel: ident.to_string(),
+        }),
+        _ => Err(ServiceError::Usage(format!(
+            "several channels are named {ident:?}; use the id"
+        ))),
+    }
+}
+
 /// Name of the project the first `serve` creates.
 pub const DEFAULT_PROJECT: &str = "default";
 
@@ -185,12 +205,24 @@ impl Service {
         Ok(removed)
     }
 
-    /// Adds a channel to a project.
+    /// Adds a channel to a project (no repeat alerts).
     pub async fn add_channel(
         &self,
         project: &str,
         name: &str,
         config: ChannelConfig,
+    ) -> Result<Channel, ServiceError> {
+        self.add_channel_repeating(project, name, config, None)
+            .await
+    }
+
+    /// Adds a channel that repeats down alerts every `repeat` while a check stays down.
+    pub async fn add_channel_repeating(
+        &self,
+        project: &str,
+        name: &str,
+        config: ChannelConfig,
+        repeat: Option<jiff::SignedDuration>,
     ) -> Result<Channel, ServiceError> {
         let (project, name) = (project.to_string(), name.to_string());
         let uuid = Uuid::new_v4();
@@ -203,6 +235,7 @@ impl Service {
                 name,
                 config,
                 created: ctx.now,
+                repeat,
             };
             ctx.txn.put_channel(&channel)?;
             ctx.state.put_channel(channel.clone());
@@ -219,28 +252,8 @@ impl Service {
     ) -> Result<Channel, ServiceError> {
         let (project, ident) = (project.to_string(), id_or_name.to_string());
         self.write(move |ctx| {
+            let uuid = channel_named(ctx.state, &project, &ident)?.uuid;
             let p = project_named(ctx.state, &project)?;
-            let candidates: Vec<Uuid> = ctx
-                .state
-                .channels_of(&p.uuid)
-                .iter()
-                .filter(|c| c.uuid.to_string() == ident || c.name == ident)
-                .map(|c| c.uuid)
-                .collect();
-            let uuid = match candidates.as_slice() {
-                [one] => *one,
-                [] => {
-                    return Err(ServiceError::NoSuchChannel {
-                        project,
-                        channel: ident,
-                    });
-                }
-                _ => {
-                    return Err(ServiceError::Usage(format!(
-                        "several channels are named {ident:?}; use the id"
-                    )));
-                }
-            };
             let linked: Vec<Uuid> = ctx
                 .state
                 .checks_of(&p.uuid)

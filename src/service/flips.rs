@@ -1,7 +1,12 @@
 //! Recording a flip: the flip itself and, when it notifies, one outbox entry per channel
-//! assigned to the check, all in the caller's transaction.
+//! assigned to the check, all in the caller's transaction. Channels with a repeat interval
+//! also get a `repeats` row while the check stays down; [`queue_repeats`] turns due rows
+//! into outbox entries.
 
-use crate::model::{Flip, OutboxEntry};
+use uuid::Uuid;
+
+use crate::model::outbox::REPEAT_REASON;
+use crate::model::{Flip, OutboxEntry, StoredStatus};
 use crate::service::{ServiceError, WriteCtx};
 
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
@@ -15,7 +20,19 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
         .check(&flip.check)
         .map(|c| c.channels.clone())
         .unwrap_or_default();
+    ctx.alerts_queued();
     for channel in channels {
+        // Repeats (off unless the channel sets an interval) run from this alert while the
+        // check stays down; recovery ends them.
+        let repeat = ctx.state.channel(&channel).and_then(|c| c.repeat);
+        match (flip.new_status, repeat) {
+            (StoredStatus::Down, Some(every)) => {
+                let due = ctx.now.checked_add(every).unwrap_or(ctx.now);
+                ctx.txn
+                    .put_repeat(flip.check, channel, due.as_microsecond())?;
+            }
+            _ => ctx.txn.delete_repeat(flip.check, channel)?,
+        }
         let entry = OutboxEntry {
             seq: ctx.state.next_outbox_seq(),
             channel,
@@ -27,6 +44,46 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
             queued: ctx.now,
         };
         ctx.txn.put_outbox(&entry)?;
+    }
+    Ok(())
+}
+
+/// Queues a repeat alert for each due (check, channel) whose check is still down and still
+/// assigned to the channel, and schedules the next; drops the others' repeat rows.
+pub(crate) fn queue_repeats(
+    ctx: &mut WriteCtx<'_>,
+    due: &[(Uuid, Uuid)],
+) -> Result<(), ServiceError> {
+    let now_us = ctx.now.as_microsecond();
+    for &(check, channel) in due {
+        // Rescheduled meanwhile (a new down flip): not due any more.
+        match ctx.txn.repeat_due(check, channel)? {
+            Some(at) if at <= now_us => {}
+            _ => continue,
+        }
+        let every = ctx.state.channel(&channel).and_then(|c| c.repeat);
+        let still_down = ctx
+            .state
+            .check(&check)
+            .is_some_and(|c| c.status == StoredStatus::Down && c.channels.contains(&channel));
+        let Some(every) = every.filter(|_| still_down) else {
+            ctx.txn.delete_repeat(check, channel)?;
+            continue;
+        };
+        let entry = OutboxEntry {
+            seq: ctx.state.next_outbox_seq(),
+            channel,
+            check,
+            flip_created: ctx.now,
+            old_status: StoredStatus::Down,
+            new_status: StoredStatus::Down,
+            reason: REPEAT_REASON.to_string(),
+            queued: ctx.now,
+        };
+        ctx.txn.put_outbox(&entry)?;
+        let next = ctx.now.checked_add(every).unwrap_or(ctx.now);
+        ctx.txn.put_repeat(check, channel, next.as_microsecond())?;
+        ctx.alerts_queued();
     }
     Ok(())
 }

@@ -37,6 +37,8 @@ pub struct ServiceConfig {
     pub ping_body_limit: usize,
     /// Pings kept and listed per check.
     pub ping_log: u32,
+    /// How alerts are delivered (SMTP, shell permission, retries, timeouts).
+    pub notify: crate::notify::NotifyConfig,
 }
 
 impl Default for ServiceConfig {
@@ -45,6 +47,7 @@ impl Default for ServiceConfig {
             site_root: None,
             ping_body_limit: DEFAULT_PING_BODY_LIMIT,
             ping_log: DEFAULT_PING_LOG,
+            notify: crate::notify::NotifyConfig::default(),
         }
     }
 }
@@ -109,6 +112,8 @@ pub struct Service {
     writer_task: tokio::task::JoinHandle<()>,
     /// Filled in when the monitor starts; the writer reports deadline changes to it.
     deadlines: writer::DeadlineSink,
+    /// Signalled after each commit that queued alerts; the delivery worker waits on it.
+    alerts: Arc<tokio::sync::Notify>,
     clock: Clock,
     auth: auth::KeyCache,
     metrics: Arc<metrics::Metrics>,
@@ -181,12 +186,14 @@ impl Service {
         let state = Arc::new(RwLock::new(state));
         let deadlines = writer::DeadlineSink::default();
         let metrics = Arc::new(metrics::Metrics::default());
+        let alerts = Arc::new(tokio::sync::Notify::new());
         let (writer, writer_task) = Writer::start(
             store.clone(),
             state.clone(),
             clock.clone(),
             deadlines.clone(),
             metrics.clone(),
+            alerts.clone(),
         );
         Ok(Service {
             store,
@@ -194,6 +201,7 @@ impl Service {
             writer,
             writer_task,
             deadlines,
+            alerts,
             clock,
             auth: auth::KeyCache::new(),
             metrics,
@@ -227,6 +235,11 @@ impl Service {
     /// Where the monitor receives deadline changes; see `monitor::start`.
     pub(crate) fn deadline_sink(&self) -> &writer::DeadlineSink {
         &self.deadlines
+    }
+
+    /// Signalled after every commit that queued alerts (see `notify::worker`).
+    pub fn alerts_signal(&self) -> &Arc<tokio::sync::Notify> {
+        &self.alerts
     }
 
     /// Public base URL without a trailing slash.

@@ -6,6 +6,9 @@
 //! Each batch runs on tokio's blocking pool, so fsyncs never stall the async workers, and
 //! tokio's paused test clock does not jump ahead while a batch is being written.
 //!
+//! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
+//! an alert starts out as soon as it is durable.
+//!
 //! Invariant: the in-memory state may run ahead of the file by the batch being committed.
 //! If a commit fails, every job of the batch gets the error and the state is rebuilt from the
 //! file, so memory never keeps what the file lost.
@@ -13,7 +16,7 @@
 use std::sync::{Arc, OnceLock, RwLock};
 
 use jiff::Timestamp;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::service::ServiceError;
@@ -44,12 +47,19 @@ pub struct WriteCtx<'a> {
     touched: &'a mut Vec<Uuid>,
     /// Set when a job met a storage error: the transaction and memory may be half-changed.
     failed: bool,
+    /// Set when a job queued alerts: the delivery worker is woken after the commit.
+    alerts: bool,
 }
 
 impl WriteCtx<'_> {
     /// Marks a check whose deadline may have changed (created, pinged, edited, deleted).
     pub fn touch(&mut self, check: Uuid) {
         self.touched.push(check);
+    }
+
+    /// Marks that this batch queued alerts (outbox entries or repeats).
+    pub fn alerts_queued(&mut self) {
+        self.alerts = true;
     }
 }
 
@@ -92,6 +102,7 @@ struct Shared {
     clock: Clock,
     deadlines: DeadlineSink,
     metrics: Arc<Metrics>,
+    alerts: Arc<Notify>,
 }
 
 impl Writer {
@@ -103,6 +114,7 @@ impl Writer {
         clock: Clock,
         deadlines: DeadlineSink,
         metrics: Arc<Metrics>,
+        alerts: Arc<Notify>,
     ) -> (Writer, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let shared = Arc::new(Shared {
@@ -111,6 +123,7 @@ impl Writer {
             clock,
             deadlines,
             metrics,
+            alerts,
         });
         (Writer { jobs: tx }, tokio::spawn(run(rx, shared)))
     }
@@ -184,6 +197,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
     let jobs = batch.len();
     let mut completions = Vec::with_capacity(jobs);
     let mut touched = Vec::new();
+    let alerts;
     let (failed, fold) = {
         let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
         let mut ctx = WriteCtx {
@@ -192,11 +206,13 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             now: shared.clock.now(),
             touched: &mut touched,
             failed: false,
+            alerts: false,
         };
         for job in batch.drain(..) {
             ctx.now = shared.clock.now();
             completions.push(job(&mut ctx));
         }
+        alerts = ctx.alerts;
         // Each batch folds a bounded share of the journal, in the same commit, instead of
         // folds of their own that the pings would queue behind.
         let fold = if ctx.failed {
@@ -229,7 +245,13 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
         committed
     };
     match &result {
-        Ok(()) => notify_deadlines(shared, touched),
+        Ok(()) => {
+            if alerts {
+                // Stored permit: a worker busy elsewhere still sees it on its next wait.
+                shared.alerts.notify_one();
+            }
+            notify_deadlines(shared, touched)
+        }
         Err(e) => {
             tracing::error!("commit failed, reloading state from the file: {e}");
             reload(shared);

@@ -20,10 +20,10 @@ use redb::{
 };
 use uuid::Uuid;
 
-use crate::model::{ApiKey, Channel, Check, Flip, OutboxEntry, Ping, Project};
+use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, JournalRecord, OutboxRecord, PingRecord,
-    ProjectRecord, decode,
+    ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
+    OutboxRecord, PingRecord, ProjectRecord, TriesRecord, decode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -51,6 +51,12 @@ pub(crate) const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> =
 pub(crate) const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 pub(crate) const JOURNAL: TableDefinition<u64, &[u8]> = TableDefinition::new("ping_journal");
 pub(crate) const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new("badge_keys");
+pub(crate) const OUTBOX_TRIES: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox_tries");
+pub(crate) const DELIVERIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("deliveries");
+pub(crate) const REPEATS: TableDefinition<[u8; 32], i64> = TableDefinition::new("repeats");
+
+/// Delivery attempts kept per channel (the newest), for `channel ls` and the log of failures.
+pub const DELIVERIES_KEPT: usize = 50;
 
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
@@ -218,6 +224,9 @@ impl Store {
             txn.open_table(OUTBOX)?;
             txn.open_table(JOURNAL)?;
             txn.open_table(BADGE_KEYS)?;
+            txn.open_table(OUTBOX_TRIES)?;
+            txn.open_table(DELIVERIES)?;
+            txn.open_table(REPEATS)?;
         }
         txn.commit()?;
         Ok(())
@@ -359,6 +368,50 @@ impl Store {
     pub fn outbox_len(&self) -> Result<u64, StoreError> {
         let txn = self.db.begin_read()?;
         Ok(txn.open_table(OUTBOX)?.len()?)
+    }
+
+    /// Every queued alert with its retry state (None before the first try), oldest first.
+    pub fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let tries = txn.open_table(OUTBOX_TRIES)?;
+        let mut out = Vec::new();
+        for entry in txn.open_table(OUTBOX)?.iter()? {
+            let (k, v) = entry?;
+            let seq = k.value();
+            let e = decode::<OutboxRecord>(v.value(), "outbox")?.into_entry(seq)?;
+            let t = match tries.get(seq)? {
+                Some(t) => Some(decode::<TriesRecord>(t.value(), "outbox tries")?.into()),
+                None => None,
+            };
+            out.push((e, t));
+        }
+        Ok(out)
+    }
+
+    /// The newest `limit` delivery attempts to a channel, newest first.
+    pub fn deliveries(&self, channel: Uuid, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(DELIVERIES)?;
+        let (lo, hi) = keys::check_range24(channel);
+        let mut out = Vec::new();
+        for entry in table.range(lo..=hi)?.rev().take(limit) {
+            let (_, v) = entry?;
+            out.push(decode::<DeliveryRecord>(v.value(), "delivery")?.into_delivery(channel));
+        }
+        Ok(out)
+    }
+
+    /// Every pending repeat alert: (check, channel, due time in µs).
+    pub fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for entry in txn.open_table(REPEATS)?.iter()? {
+            let (k, v) = entry?;
+            let key = k.value();
+            let check = Uuid::from_slice(&key[..16]).unwrap_or_default();
+            out.push((check, keys::link_channel(&key), v.value()));
+        }
+        Ok(out)
     }
 
     /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed

@@ -10,11 +10,12 @@ use bincode::{Decode, Encode};
 use jiff::SignedDuration;
 use uuid::Uuid;
 
+use crate::model::channel::{HookSpec, WebhookConfig};
 use crate::model::limits::DEFAULT_SCHEDULE;
 use crate::model::time::{from_micros, to_micros};
 use crate::model::{
-    ApiKey, Channel, ChannelConfig, Check, Flip, Kind, OutboxEntry, Ping, PingKind, Project,
-    StoredStatus,
+    ApiKey, Channel, ChannelConfig, Check, Delivery, Flip, Kind, OutboxEntry, Ping, PingKind,
+    Project, StoredStatus, Tries,
 };
 use crate::store::StoreError;
 
@@ -277,11 +278,14 @@ pub struct ChannelRecord {
 
 impl From<&Channel> for ChannelRecord {
     fn from(c: &Channel) -> Self {
-        let settings = match &c.config {
+        let mut settings = match &c.config {
             ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
-            ChannelConfig::Webhook { url } => vec![("url".to_string(), url.clone())],
+            ChannelConfig::Webhook(w) => webhook_settings(w),
             ChannelConfig::Other { settings, .. } => settings.clone(),
         };
+        if let Some(repeat) = c.repeat {
+            settings.push((REPEAT_KEY.to_string(), repeat.as_secs().to_string()));
+        }
         ChannelRecord {
             uuid: c.uuid.as_u128(),
             project: c.project.as_u128(),
@@ -294,10 +298,85 @@ impl From<&Channel> for ChannelRecord {
     }
 }
 
+/// The settings key that holds a channel's repeat interval (seconds), for every kind.
+const REPEAT_KEY: &str = "repeat";
+
+/// A webhook's two directions as `down_*`/`up_*` settings; headers as a JSON object.
+fn webhook_settings(w: &WebhookConfig) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (dir, spec) in [("down", &w.down), ("up", &w.up)] {
+        let Some(spec) = spec else { continue };
+        let headers: serde_json::Map<String, serde_json::Value> = spec
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        out.push((format!("{dir}_method"), spec.method.clone()));
+        out.push((format!("{dir}_url"), spec.url.clone()));
+        out.push((format!("{dir}_body"), spec.body.clone()));
+        out.push((
+            format!("{dir}_headers"),
+            serde_json::Value::Object(headers).to_string(),
+        ));
+    }
+    out
+}
+
+/// The inverse of [`webhook_settings`]. A record from before per-direction templates holds
+/// only `url`: both directions call it with GET.
+fn webhook_config(settings: &[(String, String)]) -> WebhookConfig {
+    let get = |key: &str| {
+        settings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(url) = get("url") {
+        return WebhookConfig {
+            down: Some(HookSpec::new(url, "")),
+            up: Some(HookSpec::new(url, "")),
+        };
+    }
+    let spec = |dir: &str| -> Option<HookSpec> {
+        let url = get(&format!("{dir}_url"))?;
+        let headers = get(&format!("{dir}_headers"))
+            .and_then(|h| {
+                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(h).ok()
+            })
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(HookSpec {
+            method: get(&format!("{dir}_method")).unwrap_or("GET").to_string(),
+            url: url.to_string(),
+            body: get(&format!("{dir}_body")).unwrap_or("").to_string(),
+            headers,
+        })
+    };
+    WebhookConfig {
+        down: spec("down"),
+        up: spec("up"),
+    }
+}
+
 impl From<ChannelRecord> for Channel {
     fn from(r: ChannelRecord) -> Self {
+        let repeat = r
+            .settings
+            .iter()
+            .find(|(k, _)| k == REPEAT_KEY)
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .map(SignedDuration::from_secs);
+        let settings: Vec<(String, String)> = r
+            .settings
+            .into_iter()
+            .filter(|(k, _)| k != REPEAT_KEY)
+            .collect();
         let setting = |key: &str| {
-            r.settings
+            settings
                 .iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.clone())
@@ -307,12 +386,10 @@ impl From<ChannelRecord> for Channel {
             "email" => ChannelConfig::Email {
                 address: setting("address"),
             },
-            "webhook" => ChannelConfig::Webhook {
-                url: setting("url"),
-            },
+            "webhook" => ChannelConfig::Webhook(webhook_config(&settings)),
             _ => ChannelConfig::Other {
                 kind: r.kind.clone(),
-                settings: r.settings.clone(),
+                settings,
             },
         };
         Channel {
@@ -322,6 +399,7 @@ impl From<ChannelRecord> for Channel {
             name: r.name,
             config,
             created: from_micros(r.created_us),
+            repeat,
         }
     }
 }
@@ -466,4 +544,73 @@ pub struct JournalRecord {
     pub n: u64,
     pub ping: PingRecord,
     pub body: Vec<u8>,
+}
+
+/// One delivery attempt (table `deliveries`).
+#[derive(Encode, Decode)]
+pub struct DeliveryRecord {
+    pub outbox_seq: u64,
+    pub check: Option<u128>,
+    pub at_us: i64,
+    pub duration_us: i64,
+    pub attempt: u32,
+    pub code: Option<u16>,
+    pub error: String,
+    pub gave_up: bool,
+}
+
+impl From<&Delivery> for DeliveryRecord {
+    fn from(d: &Delivery) -> Self {
+        DeliveryRecord {
+            outbox_seq: d.outbox_seq,
+            check: d.check.map(|c| c.as_u128()),
+            at_us: to_micros(d.at),
+            duration_us: d.duration.as_micros().try_into().unwrap_or(i64::MAX),
+            attempt: d.attempt,
+            code: d.code,
+            error: d.error.clone(),
+            gave_up: d.gave_up,
+        }
+    }
+}
+
+impl DeliveryRecord {
+    pub fn into_delivery(self, channel: Uuid) -> Delivery {
+        Delivery {
+            channel,
+            outbox_seq: self.outbox_seq,
+            check: self.check.map(Uuid::from_u128),
+            at: from_micros(self.at_us),
+            duration: SignedDuration::from_micros(self.duration_us),
+            attempt: self.attempt,
+            code: self.code,
+            error: self.error,
+            gave_up: self.gave_up,
+        }
+    }
+}
+
+/// Retry state of an outbox entry (table `outbox_tries`).
+#[derive(Encode, Decode)]
+pub struct TriesRecord {
+    pub done: u32,
+    pub next_us: i64,
+}
+
+impl From<&Tries> for TriesRecord {
+    fn from(t: &Tries) -> Self {
+        TriesRecord {
+            done: t.done,
+            next_us: to_micros(t.next),
+        }
+    }
+}
+
+impl From<TriesRecord> for Tries {
+    fn from(r: TriesRecord) -> Self {
+        Tries {
+            done: r.done,
+            next: from_micros(r.next_us),
+        }
+    }
 }

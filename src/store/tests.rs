@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::records::{self, CheckRecord, ProjectRecord, RECORD_V1};
 use super::*;
-use crate::model::{ChannelConfig, Kind, PingKind, StoredStatus};
+use crate::model::{ChannelConfig, Delivery, Kind, PingKind, StoredStatus, Tries};
 
 fn ts(us: i64) -> Timestamp {
     Timestamp::from_microsecond(us).expect("timestamp in range")
@@ -175,16 +175,16 @@ fn everything_round_trips_through_a_reopen() {
             address: "ops@example.org".into(),
         },
         created: at(3),
+        repeat: None,
     };
     let hook = Channel {
         uuid: Uuid::from_u128(0x20),
         project: p.uuid,
         seq: 4,
         name: "hook".into(),
-        config: ChannelConfig::Webhook {
-            url: "https://hooks.example.org/secret/token".into(),
-        },
+        config: ChannelConfig::webhook("https://hooks.example.org/secret/token"),
         created: at(4),
+        repeat: Some(jiff::SignedDuration::from_hours(1)),
     };
     let mut c = check(0x100, p.uuid, "backup");
     c.tags = "prod db".into();
@@ -659,6 +659,7 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
             settings: vec![("token".into(), "t".into())],
         },
         created: at(3),
+        repeat: None,
     };
     {
         let store = Store::open(tmp.path()).expect("open");
@@ -681,4 +682,103 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
     assert_eq!(snap.projects, vec![q]);
     assert!(snap.api_keys.is_empty());
     assert!(snap.channels.is_empty());
+}
+
+fn delivery(channel: Uuid, seq: u64, us: i64, error: &str) -> Delivery {
+    Delivery {
+        channel,
+        outbox_seq: seq,
+        check: Some(Uuid::from_u128(9)),
+        at: at(us),
+        duration: SignedDuration::from_millis(12),
+        attempt: 1,
+        code: Some(500),
+        error: error.to_string(),
+        gave_up: false,
+    }
+}
+
+#[test]
+fn outbox_tries_deliveries_and_repeats_round_trip_and_are_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (chan, other) = (Uuid::from_u128(77), Uuid::from_u128(78));
+    let entry = OutboxEntry {
+        seq: 5,
+        channel: chan,
+        check: Uuid::from_u128(9),
+        flip_created: at(1),
+        old_status: StoredStatus::Up,
+        new_status: StoredStatus::Down,
+        reason: "fail".into(),
+        queued: at(2),
+    };
+    {
+        let store = Store::open(dir.path()).expect("open");
+        let mut txn = store.begin_write().expect("txn");
+        txn.put_outbox(&entry).expect("outbox");
+        txn.put_tries(
+            5,
+            &Tries {
+                done: 2,
+                next: at(99),
+            },
+        )
+        .expect("tries");
+        // Two in the same microsecond are both kept; the channel keeps only the newest 50.
+        for i in 0..60 {
+            txn.put_delivery(&delivery(chan, 5, i / 2, &format!("e{i}")))
+                .expect("delivery");
+        }
+        txn.put_delivery(&delivery(other, 6, 0, "")).expect("other");
+        txn.put_repeat(entry.check, chan, 1234).expect("repeat");
+        txn.commit().expect("commit");
+    }
+    let store = Store::open(dir.path()).expect("reopen");
+    let pending = store.outbox_pending().expect("pending");
+    assert_eq!(
+        pending,
+        vec![(
+            entry.clone(),
+            Some(Tries {
+                done: 2,
+                next: at(99)
+            })
+        )]
+    );
+    let kept = store.deliveries(chan, 100).expect("deliveries");
+    assert_eq!(kept.len(), DELIVERIES_KEPT);
+    assert_eq!(kept[0].error, "e59", "newest first");
+    assert_eq!(kept[DELIVERIES_KEPT - 1].error, "e10");
+    assert_eq!(store.deliveries(other, 100).expect("other").len(), 1);
+    assert_eq!(
+        store.repeats().expect("repeats"),
+        vec![(entry.check, chan, 1234)]
+    );
+
+    // Delivered: the entry goes with its tries; removing the channel takes its history.
+    let mut txn = store.begin_write().expect("txn");
+    txn.delete_outbox(5).expect("delete");
+    txn.delete_channel(chan).expect("channel");
+    txn.delete_repeat(entry.check, chan).expect("repeat");
+    txn.commit().expect("commit");
+    assert!(store.outbox_pending().expect("pending").is_empty());
+    assert!(store.deliveries(chan, 100).expect("gone").is_empty());
+    assert_eq!(store.deliveries(other, 100).expect("kept").len(), 1);
+    assert!(store.repeats().expect("repeats").is_empty());
+}
+
+#[test]
+fn a_webhook_record_from_before_per_direction_templates_reads_as_get_both_ways() {
+    let old = records::ChannelRecord {
+        uuid: 1,
+        project: 2,
+        seq: 3,
+        name: "hook".into(),
+        kind: "webhook".into(),
+        settings: vec![("url".into(), "http://h/x".into())],
+        created_us: 0,
+    };
+    let channel: Channel = old.into();
+    assert_eq!(channel.config, ChannelConfig::webhook("http://h/x"));
+    assert_eq!(channel.repeat, None);
 }

@@ -4,14 +4,15 @@
 use redb::ReadableTable;
 use uuid::Uuid;
 
-use crate::model::{ApiKey, Channel, Check, Flip, OutboxEntry, Ping, Project};
+use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use crate::store::records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, FlipRecord, JournalRecord, OutboxRecord, PingRecord,
-    ProjectRecord, decode, encode,
+    ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
+    OutboxRecord, PingRecord, ProjectRecord, TriesRecord, decode, encode,
 };
 use crate::store::{
-    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, FLIPS, JOURNAL, META, OUTBOX,
-    PING_BODIES, PINGS, PROJECTS, SLUG_INDEX, StoreError, keys,
+    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
+    JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SLUG_INDEX,
+    StoreError, keys,
 };
 
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
@@ -133,9 +134,14 @@ impl WriteTxn {
         Ok(())
     }
 
-    /// Removes a channel record. The caller removes its links first.
+    /// Removes a channel record with its delivery history. The caller removes its links
+    /// first; its queued alerts and repeats are dropped by the delivery worker.
     pub fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
         self.txn.open_table(CHANNELS)?.remove(channel.as_u128())?;
+        let (lo, hi) = keys::check_range24(channel);
+        self.txn
+            .open_table(DELIVERIES)?
+            .retain_in(lo..=hi, |_, _| false)?;
         Ok(())
     }
 
@@ -252,6 +258,80 @@ impl WriteTxn {
         self.txn
             .open_table(OUTBOX)?
             .insert(entry.seq, bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Removes a delivered (or given up) alert with its retry state.
+    pub fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.txn.open_table(OUTBOX)?.remove(seq)?;
+        self.txn.open_table(OUTBOX_TRIES)?.remove(seq)?;
+        Ok(())
+    }
+
+    /// Records a failed try of an outbox entry and when to try again.
+    pub fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
+        let bytes = encode(&TriesRecord::from(tries))?;
+        self.txn
+            .open_table(OUTBOX_TRIES)?
+            .insert(seq, bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Records a delivery attempt and keeps only the channel's newest [`DELIVERIES_KEPT`].
+    /// Two attempts in the same microsecond keep both (the later moves forward).
+    pub fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
+        let mut table = self.txn.open_table(DELIVERIES)?;
+        let mut record = DeliveryRecord::from(delivery);
+        while table
+            .get(keys::flip_key(delivery.channel, record.at_us))?
+            .is_some()
+        {
+            record.at_us += 1;
+        }
+        let bytes = encode(&record)?;
+        table.insert(
+            keys::flip_key(delivery.channel, record.at_us),
+            bytes.as_slice(),
+        )?;
+        let (lo, hi) = keys::check_range24(delivery.channel);
+        let oldest_kept = table
+            .range(lo..=hi)?
+            .rev()
+            .nth(DELIVERIES_KEPT - 1)
+            .transpose()?
+            .map(|(k, _)| k.value());
+        if let Some(oldest) = oldest_kept {
+            table.retain_in(lo..oldest, |_, _| false)?;
+        }
+        Ok(())
+    }
+
+    /// Schedules the next repeat alert of (check, channel).
+    pub fn put_repeat(
+        &mut self,
+        check: Uuid,
+        channel: Uuid,
+        due_us: i64,
+    ) -> Result<(), StoreError> {
+        self.txn
+            .open_table(REPEATS)?
+            .insert(keys::link_key(check, channel), due_us)?;
+        Ok(())
+    }
+
+    /// When the next repeat alert of (check, channel) is due, if one is scheduled.
+    pub fn repeat_due(&mut self, check: Uuid, channel: Uuid) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .txn
+            .open_table(REPEATS)?
+            .get(keys::link_key(check, channel))?
+            .map(|v| v.value()))
+    }
+
+    pub fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        self.txn
+            .open_table(REPEATS)?
+            .remove(keys::link_key(check, channel))?;
         Ok(())
     }
 

@@ -22,11 +22,16 @@ pub struct TestServer {
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     monitor: tokio::task::JoinHandle<()>,
+    delivery: Option<tokio::task::JoinHandle<()>>,
 }
 
 pub struct Options {
     pub api: ApiConfig,
     pub service: ServiceConfig,
+    /// Start the delivery worker (alerts reach their channels).
+    pub deliver: bool,
+    /// Reuse this data directory (a restart) instead of a fresh one.
+    pub dir: Option<tempfile::TempDir>,
 }
 
 impl Default for Options {
@@ -37,6 +42,8 @@ impl Default for Options {
                 ..Default::default()
             },
             service: ServiceConfig::default(),
+            deliver: false,
+            dir: None,
         }
     }
 }
@@ -47,18 +54,38 @@ impl TestServer {
     }
 
     pub async fn start_with(mut opts: Options) -> TestServer {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = match opts.dir.take() {
+            Some(dir) => dir,
+            None => tempfile::tempdir().expect("temp dir"),
+        };
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         opts.service.site_root = Some(base.clone());
         let service =
             Arc::new(Service::open(dir.path(), opts.service, Clock::System).expect("open"));
-        let (project, rw, ro) = service
+        let created = service
             .ensure_default_project()
             .await
-            .expect("default project")
-            .expect("created");
+            .expect("default project");
+        let (ping_key, rw, ro) = match created {
+            Some((project, rw, ro)) => (project.ping_key, rw.plaintext, ro.plaintext),
+            // A restart: the keys were shown once, at the first start; add fresh ones.
+            None => {
+                let rw = service.add_key("default", false, "").await.expect("rw key");
+                let ro = service.add_key("default", true, "").await.expect("ro key");
+                let ping_key = service.read(|s| {
+                    s.project_by_name("default")
+                        .expect("default")
+                        .ping_key
+                        .clone()
+                });
+                (ping_key, rw.plaintext, ro.plaintext)
+            }
+        };
         let monitor = overdue::monitor::start(service.clone());
+        let delivery = opts
+            .deliver
+            .then(|| overdue::notify::worker::start(service.clone()).expect("delivery worker"));
         let app = Arc::new(App::new(service.clone(), opts.api));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(overdue::server::run(
@@ -71,15 +98,19 @@ impl TestServer {
         ));
         TestServer {
             base,
-            rw: rw.plaintext,
-            ro: ro.plaintext,
-            ping_key: project.ping_key,
+            rw,
+            ro,
+            ping_key,
             service,
-            http: reqwest::Client::new(),
+            http: {
+                overdue::notify::transport::install_crypto_provider();
+                reqwest::Client::new()
+            },
             dir,
             stop: Some(stop),
             task: Some(task),
             monitor,
+            delivery,
         }
     }
 
@@ -106,7 +137,18 @@ impl TestServer {
         }
         self.monitor.abort();
         let _ = (&mut self.monitor).await;
+        if let Some(delivery) = self.delivery.take() {
+            delivery.abort();
+            let _ = delivery.await;
+        }
         let TestServer { service, dir, .. } = self;
+        // Aborted deliveries drop their handle on the service at their next poll.
+        for _ in 0..500 {
+            if Arc::strong_count(&service) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         match Arc::try_unwrap(service) {
             Ok(service) => service.close().await,
             Err(_) => panic!("the service is still shared after shutdown"),

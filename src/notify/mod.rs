@@ -1,0 +1,251 @@
+//! Integrations: turning a queued alert into a message and delivering it. Each channel kind
+//! is one file implementing [`Notifier`]: a pure function from the channel's settings and a
+//! [`Message`] to an [`Outgoing`] (an HTTP request, an email or a command), unit-tested
+//! without I/O. `transport.rs` performs an `Outgoing` (reqwest, lettre, a child process);
+//! `worker.rs` reads the durable outbox, delivers, retries and records every attempt.
+
+pub mod discord;
+pub mod email;
+pub mod gotify;
+pub mod matrix;
+pub mod mattermost;
+pub mod message;
+pub mod ntfy;
+pub mod pushover;
+pub mod shell;
+pub mod slack;
+pub mod telegram;
+pub mod transport;
+pub mod webhook;
+pub mod worker;
+
+use std::time::Duration;
+
+use crate::model::ChannelConfig;
+use crate::model::limits::{
+    DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES, DEFAULT_RETRY_BASE_SECS,
+    DELIVERIES_IN_FLIGHT,
+};
+use crate::model::outbox::backoff;
+pub use message::{Event, Message};
+pub use transport::Transports;
+
+/// Every kind `channel add` accepts.
+pub const KINDS: &[&str] = &[
+    "email",
+    "webhook",
+    "ntfy",
+    "gotify",
+    "discord",
+    "slack",
+    "telegram",
+    "pushover",
+    "matrix",
+    "mattermost",
+    "shell",
+];
+
+/// How alerts are delivered; server-wide (serve flags and env vars).
+#[derive(Debug, Clone)]
+pub struct NotifyConfig {
+    /// `smtp://`, `smtps://` or `smtp://...?tls=required`, with optional `user:pass@`.
+    pub smtp_url: Option<String>,
+    /// The From address of alert emails.
+    pub smtp_from: Option<String>,
+    /// Whether shell channels may run their commands.
+    pub allow_shell: bool,
+    /// Waits between tries; `retry_delays.len() + 1` tries in all.
+    pub retry_delays: Vec<Duration>,
+    /// Longest one attempt may take (connect, send, answer).
+    pub timeout: Duration,
+    /// Deliveries running at once.
+    pub in_flight: usize,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            smtp_url: None,
+            smtp_from: None,
+            allow_shell: false,
+            retry_delays: backoff(
+                Duration::from_secs(DEFAULT_RETRY_BASE_SECS),
+                DEFAULT_DELIVERY_TRIES,
+            ),
+            timeout: Duration::from_secs(DEFAULT_DELIVERY_TIMEOUT_SECS),
+            in_flight: DELIVERIES_IN_FLIGHT,
+        }
+    }
+}
+
+impl NotifyConfig {
+    /// The mail and shell settings from the environment variables `serve` reads
+    /// (`OVERDUE_SMTP_URL`, `OVERDUE_SMTP_FROM`, `OVERDUE_ALLOW_SHELL_CHANNELS`), for admin
+    /// commands run while the service is stopped (`channel test`).
+    pub fn from_env() -> NotifyConfig {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        NotifyConfig {
+            smtp_url: var("OVERDUE_SMTP_URL"),
+            smtp_from: var("OVERDUE_SMTP_FROM"),
+            allow_shell: var("OVERDUE_ALLOW_SHELL_CHANNELS")
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on")),
+            ..NotifyConfig::default()
+        }
+    }
+}
+
+/// Why a channel's settings cannot make a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotifyError {
+    #[error("{kind} channel: {message}")]
+    Config { kind: String, message: String },
+    /// The channel has nothing to send for this event (e.g. a webhook without an up URL).
+    #[error("nothing to send for this event")]
+    Skip,
+}
+
+impl NotifyError {
+    pub fn config(kind: &str, message: impl Into<String>) -> NotifyError {
+        NotifyError::Config {
+            kind: kind.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// An HTTP request to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// Only these statuses count as delivered (the webhook's list, §8.2); else any 2xx.
+    pub accept: Option<&'static [u16]>,
+}
+
+impl HttpRequest {
+    /// A POST of `value` as JSON.
+    pub fn json(url: String, value: &serde_json::Value) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: Some(value.to_string().into_bytes()),
+            accept: None,
+        }
+    }
+}
+
+/// An email to send through the server-wide SMTP settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+}
+
+/// A command to run with `sh -c`, values in its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub command: String,
+    pub env: Vec<(String, String)>,
+}
+
+/// What one notification amounts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outgoing {
+    Http(HttpRequest),
+    Email(Email),
+    Command(Command),
+}
+
+/// One channel kind.
+pub trait Notifier {
+    /// What to send for `msg`: pure, no I/O.
+    fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError>;
+}
+
+/// The notifier of a channel's configuration, with its settings checked.
+pub fn notifier(config: &ChannelConfig) -> Result<Box<dyn Notifier + Send + Sync>, NotifyError> {
+    Ok(match config {
+        ChannelConfig::Email { address } => Box::new(email::EmailNotifier::new(address)?),
+        ChannelConfig::Webhook(w) => Box::new(webhook::Webhook::new(w)?),
+        ChannelConfig::Other { kind, settings } => {
+            let s = Settings(settings);
+            match kind.as_str() {
+                "ntfy" => Box::new(ntfy::Ntfy::new(&s)?),
+                "gotify" => Box::new(gotify::Gotify::new(&s)?),
+                "discord" => Box::new(discord::Discord::new(&s)?),
+                "slack" => Box::new(slack::Slack::new(&s)?),
+                "telegram" => Box::new(telegram::Telegram::new(&s)?),
+                "pushover" => Box::new(pushover::Pushover::new(&s)?),
+                "matrix" => Box::new(matrix::Matrix::new(&s)?),
+                "mattermost" => Box::new(mattermost::Mattermost::new(&s)?),
+                "shell" => Box::new(shell::Shell::new(&s)?),
+                other => {
+                    return Err(NotifyError::config(
+                        other,
+                        format!("unknown kind (known: {})", KINDS.join(", ")),
+                    ));
+                }
+            }
+        }
+    })
+}
+
+/// Read access to an `Other` channel's key/value settings.
+pub struct Settings<'a>(pub &'a [(String, String)]);
+
+impl Settings<'_> {
+    /// A setting, "" when absent.
+    pub fn get(&self, key: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// A setting that must be present and not empty.
+    pub fn required(&self, kind: &str, key: &str) -> Result<String, NotifyError> {
+        match self.get(key) {
+            "" => Err(NotifyError::config(kind, format!("needs --{key}"))),
+            v => Ok(v.to_string()),
+        }
+    }
+
+    /// The base URL (`url` setting) or the kind's public default, without a trailing slash.
+    pub fn base_url(&self, kind: &str, default: &str) -> Result<String, NotifyError> {
+        let url = match self.get("url") {
+            "" => default,
+            v => v,
+        };
+        check_http_url(kind, url)?;
+        Ok(url.trim_end_matches('/').to_string())
+    }
+}
+
+/// An http(s) URL, or a configuration error naming the kind.
+pub fn check_http_url(kind: &str, url: &str) -> Result<(), NotifyError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(NotifyError::config(
+            kind,
+            format!("{url:?} is not an http:// or https:// URL"),
+        ))
+    }
+}
+
+/// Percent-encodes one URL path segment (everything but RFC 3986 unreserved characters).
+pub fn path_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
