@@ -6,6 +6,7 @@
 //! badge keys, links) in step with the records; reads of pings and flips open their own read
 //! transactions.
 
+mod backup;
 pub mod keys;
 pub mod records;
 mod write;
@@ -397,6 +398,7 @@ impl Store {
     }
 }
 
+pub use backup::BackupReport;
 pub use write::WriteTxn;
 
 pub(crate) fn journal_entry(bytes: &[u8]) -> Result<JournaledPing, StoreError> {
