@@ -47,6 +47,39 @@ impl ChannelConfig {
         }
     }
 
+    /// The settings as ordered key/value pairs: the shape the data file and the export use,
+    /// so a new kind needs no new record shape.
+    pub fn to_settings(&self) -> Vec<(String, String)> {
+        match self {
+            ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
+            ChannelConfig::Webhook { url } => vec![("url".to_string(), url.clone())],
+            ChannelConfig::Other { settings, .. } => settings.clone(),
+        }
+    }
+
+    /// The inverse of [`ChannelConfig::to_settings`].
+    pub fn from_settings(kind: &str, settings: Vec<(String, String)>) -> ChannelConfig {
+        let setting = |key: &str| {
+            settings
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        match kind {
+            "email" => ChannelConfig::Email {
+                address: setting("address"),
+            },
+            "webhook" => ChannelConfig::Webhook {
+                url: setting("url"),
+            },
+            _ => ChannelConfig::Other {
+                kind: kind.to_string(),
+                settings,
+            },
+        }
+    }
+
     /// A one-line, secret-free description for `channel ls`.
     pub fn summary(&self) -> String {
         match self {

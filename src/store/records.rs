@@ -277,18 +277,13 @@ pub struct ChannelRecord {
 
 impl From<&Channel> for ChannelRecord {
     fn from(c: &Channel) -> Self {
-        let settings = match &c.config {
-            ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
-            ChannelConfig::Webhook { url } => vec![("url".to_string(), url.clone())],
-            ChannelConfig::Other { settings, .. } => settings.clone(),
-        };
         ChannelRecord {
             uuid: c.uuid.as_u128(),
             project: c.project.as_u128(),
             seq: c.seq,
             name: c.name.clone(),
             kind: c.kind().to_string(),
-            settings,
+            settings: c.config.to_settings(),
             created_us: to_micros(c.created),
         }
     }
@@ -296,31 +291,12 @@ impl From<&Channel> for ChannelRecord {
 
 impl From<ChannelRecord> for Channel {
     fn from(r: ChannelRecord) -> Self {
-        let setting = |key: &str| {
-            r.settings
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
-        let config = match r.kind.as_str() {
-            "email" => ChannelConfig::Email {
-                address: setting("address"),
-            },
-            "webhook" => ChannelConfig::Webhook {
-                url: setting("url"),
-            },
-            _ => ChannelConfig::Other {
-                kind: r.kind.clone(),
-                settings: r.settings.clone(),
-            },
-        };
         Channel {
             uuid: Uuid::from_u128(r.uuid),
             project: Uuid::from_u128(r.project),
             seq: r.seq,
             name: r.name,
-            config,
+            config: ChannelConfig::from_settings(&r.kind, r.settings),
             created: from_micros(r.created_us),
         }
     }
