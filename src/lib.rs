@@ -3,7 +3,7 @@
 //!
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
-//! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands).
+//! writer, operations), `api` (HTTP), `server` (listeners and shutdown), `cli` (commands), `transfer` (export, import, migration).
 
 pub mod api;
 pub mod cli;
@@ -14,3 +14,5 @@ pub mod schedule;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod tls;
+pub mod transfer;

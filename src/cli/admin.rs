@@ -108,6 +108,23 @@ pub enum AdminCommand {
     Key(KeyCmd),
     Channel(ChannelCmd),
     Check(CheckCmd),
+    /// Copy the data file to this absolute path.
+    Backup {
+        path: std::path::PathBuf,
+    },
+    Export {
+        project: Option<String>,
+    },
+    Import {
+        dump: Box<crate::transfer::dump::Dump>,
+    },
+    /// Create checks read from Healthchecks (one batch of a migration).
+    Migrate {
+        project: Option<String>,
+        checks: Vec<crate::transfer::healthchecks::ForeignCheck>,
+    },
+    /// The newest time the file records (for `doctor`'s clock check).
+    NewestTime,
 }
 
 /// What a command printed and its exit code.
@@ -119,7 +136,7 @@ pub struct AdminOutput {
 }
 
 impl AdminOutput {
-    fn ok(stdout: String) -> AdminOutput {
+    pub fn ok(stdout: String) -> AdminOutput {
         AdminOutput {
             stdout,
             stderr: String::new(),
@@ -163,6 +180,11 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => channel(service, c).await,
         AdminCommand::Check(c) => check(service, c).await,
+        data @ (AdminCommand::Backup { .. }
+        | AdminCommand::Export { .. }
+        | AdminCommand::Import { .. }
+        | AdminCommand::Migrate { .. }) => crate::cli::data::execute(service, data).await,
+        AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
     };
     result.unwrap_or_else(AdminOutput::error)
 }

@@ -10,13 +10,12 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::cli::admin::{AdminCommand, AdminOutput, execute};
+use crate::model::limits::CONTROL_REQUEST_LIMIT;
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
 
 /// Name of the socket inside the data directory.
 pub const SOCKET_FILE: &str = "overdue.sock";
-/// Largest request line accepted on the socket.
-const MAX_REQUEST: u64 = 1 << 20;
 
 pub fn socket_path(data: &Path) -> PathBuf {
     data.join(SOCKET_FILE)
@@ -59,7 +58,7 @@ pub async fn serve(listener: UnixListener, service: Arc<Service>) {
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
-    BufReader::new(read.take(MAX_REQUEST))
+    BufReader::new(read.take(CONTROL_REQUEST_LIMIT))
         .read_line(&mut line)
         .await?;
     let output = match serde_json::from_str::<AdminCommand>(&line) {

@@ -47,6 +47,7 @@ impl TestServer {
     }
 
     pub async fn start_with(mut opts: Options) -> TestServer {
+        overdue::tls::install_provider();
         let dir = tempfile::tempdir().expect("temp dir");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));

@@ -24,6 +24,9 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_TRUST_PROXY",
     "OVERDUE_SHUTDOWN_GRACE",
     "OVERDUE_LOG",
+    "OVERDUE_LOG_FORMAT",
+    "OVERDUE_SMTP_URL",
+    "OVERDUE_HC_API_KEY",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
 /// Read and write timeout of every test connection.
