@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::api::json::{Urls, check_json};
+use crate::cli::data;
 use crate::model::time::iso_seconds;
 use crate::model::{ApiVersion, ChannelConfig};
 use crate::service::admin::project_named;
@@ -180,10 +181,12 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => channel(service, c).await,
         AdminCommand::Check(c) => check(service, c).await,
-        data @ (AdminCommand::Backup { .. }
-        | AdminCommand::Export { .. }
-        | AdminCommand::Import { .. }
-        | AdminCommand::Migrate { .. }) => crate::cli::data::execute(service, data).await,
+        AdminCommand::Backup { path } => data::backup(service, path).await,
+        AdminCommand::Export { project } => data::export(service, project.as_deref()),
+        AdminCommand::Import { dump } => data::import(service, *dump).await,
+        AdminCommand::Migrate { project, checks } => {
+            data::migrate_batch(service, project, checks).await
+        }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
     };
     result.unwrap_or_else(AdminOutput::error)

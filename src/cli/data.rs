@@ -68,70 +68,70 @@ fn counts(c: Counts) -> String {
     )
 }
 
-/// Runs the admin side of backup, export, import and migration.
-pub async fn execute(
-    service: &Service,
-    command: AdminCommand,
-) -> Result<AdminOutput, ServiceError> {
-    Ok(match command {
-        AdminCommand::Backup { path } => {
-            let r = service.backup(path).await?;
-            AdminOutput::ok(format!(
-                "backup written to {} ({} bytes, {} checks, {} pings)\n",
-                r.path.display(),
-                r.bytes,
-                r.checks,
-                r.pings
-            ))
-        }
-        AdminCommand::Export { project } => {
-            AdminOutput::ok(service.export(project.as_deref())?.to_json())
-        }
-        AdminCommand::Import { dump } => {
-            let r = service.import(*dump).await?;
-            let mut out = format!(
-                "imported {}\nalready present, left as they are: {}\n",
-                counts(r.created),
-                counts(r.present)
-            );
-            if r.adopted_badge_secret {
-                out.push_str("took the export's badge secret: project badge URLs are unchanged\n");
-            }
-            let mut stderr = String::new();
-            if r.badge_urls_changed {
-                stderr.push_str(
-                    "note: this data file signs project badge URLs with its own secret, so the \
-                     imported projects' badge URLs changed (GET /api/v3/badges/ lists the new \
-                     ones); per-check badge URLs are unchanged\n",
-                );
-            }
-            AdminOutput {
-                stdout: out,
-                stderr,
-                code: 0,
-            }
-        }
-        AdminCommand::Migrate { project, checks } => {
-            let results = service.import_foreign(project, checks).await?;
-            let list: Vec<Value> = results
-                .iter()
-                .map(|(c, outcome)| {
-                    let (what, reason) = match outcome {
-                        MigrateOutcome::Created => ("created", String::new()),
-                        MigrateOutcome::Present => ("present", String::new()),
-                        MigrateOutcome::Refused(why) => ("refused", why.clone()),
-                    };
-                    json!({"uuid": c.uuid.to_string(), "name": c.name, "outcome": what, "reason": reason})
-                })
-                .collect();
-            AdminOutput::ok(format!("{}\n", Value::Array(list)))
-        }
-        other => {
-            return Err(ServiceError::Usage(format!(
-                "not a data command: {other:?}"
-            )));
-        }
+type Outcome = Result<AdminOutput, ServiceError>;
+
+/// `backup`, inside the service.
+pub async fn backup(service: &Service, path: PathBuf) -> Outcome {
+    let r = service.backup(path).await?;
+    Ok(AdminOutput::ok(format!(
+        "backup written to {} ({} bytes, {} checks, {} pings)\n",
+        r.path.display(),
+        r.bytes,
+        r.checks,
+        r.pings
+    )))
+}
+
+/// `export`, inside the service.
+pub fn export(service: &Service, project: Option<&str>) -> Outcome {
+    Ok(AdminOutput::ok(service.export(project)?.to_json()))
+}
+
+/// `import FILE`, inside the service.
+pub async fn import(service: &Service, dump: Dump) -> Outcome {
+    let r = service.import(dump).await?;
+    let mut out = format!(
+        "imported {}\nalready present, left as they are: {}\n",
+        counts(r.created),
+        counts(r.present)
+    );
+    if r.adopted_badge_secret {
+        out.push_str("took the export's badge secret: project badge URLs are unchanged\n");
+    }
+    let mut stderr = String::new();
+    if r.badge_urls_changed {
+        stderr.push_str(
+            "note: this data file signs project badge URLs with its own secret, so the \
+             imported projects' badge URLs changed (GET /api/v3/badges/ lists the new \
+             ones); per-check badge URLs are unchanged\n",
+        );
+    }
+    Ok(AdminOutput {
+        stdout: out,
+        stderr,
+        code: 0,
     })
+}
+
+/// One batch of a migration, inside the service: a JSON list of outcomes for [`migrate`].
+pub async fn migrate_batch(
+    service: &Service,
+    project: Option<String>,
+    checks: Vec<ForeignCheck>,
+) -> Outcome {
+    let results = service.import_foreign(project, checks).await?;
+    let list: Vec<Value> = results
+        .iter()
+        .map(|(c, outcome)| {
+            let (what, reason) = match outcome {
+                MigrateOutcome::Created => ("created", String::new()),
+                MigrateOutcome::Present => ("present", String::new()),
+                MigrateOutcome::Refused(why) => ("refused", why.clone()),
+            };
+            json!({"uuid": c.uuid.to_string(), "name": c.name, "outcome": what, "reason": reason})
+        })
+        .collect();
+    Ok(AdminOutput::ok(format!("{}\n", Value::Array(list))))
 }
 
 /// The backup command with its path made absolute: the service may run elsewhere.

@@ -111,7 +111,7 @@ pub fn judge_free_space(path: &Path, available: u64) -> Finding {
     if available < DOCTOR_MIN_FREE_BYTES {
         Finding::Problem(format!(
             "only {mib} MiB are free on the filesystem of {}; free some space or move the data \
-             directory, since pings are refused once the disk is full",
+             directory, since the service cannot record pings once the disk is full",
             path.display()
         ))
     } else {

@@ -118,7 +118,8 @@ impl Store {
     /// Writes a consistent copy of the file to `dest` (via `dest.tmp`, synced, then renamed).
     /// Safe while the service writes: the copy is one read transaction's snapshot.
     pub fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
-        if dest == self.path() {
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+        if dest.exists() && canonical(dest) == canonical(self.path()) {
             return Err(StoreError::Io {
                 path: dest.to_path_buf(),
                 source: std::io::Error::other("a backup cannot replace the live data file"),
@@ -167,5 +168,96 @@ impl Store {
             checks,
             pings,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use uuid::Uuid;
+
+    use crate::model::{Check, PingKind, Project};
+    use crate::store::Store;
+
+    fn ping(check: Uuid, n: u64) -> crate::model::Ping {
+        crate::model::Ping {
+            check,
+            n,
+            created: Timestamp::UNIX_EPOCH,
+            kind: PingKind::Success,
+            scheme: "http".into(),
+            remote_addr: None,
+            method: "GET".into(),
+            ua: String::new(),
+            rid: None,
+            exit_status: None,
+            body_len: 4,
+        }
+    }
+
+    #[test]
+    fn a_backup_opens_as_a_data_file_with_the_same_records_and_journal() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let store = Store::open(&tmp.path().join("live")).expect("open");
+        let project = Project {
+            uuid: Uuid::from_u128(1),
+            seq: 1,
+            name: "p".into(),
+            ping_key: "k".repeat(22),
+            badge_key: "b".into(),
+            created: Timestamp::UNIX_EPOCH,
+        };
+        let check = Check::new(
+            Uuid::from_u128(2),
+            project.uuid,
+            2,
+            Timestamp::UNIX_EPOCH,
+            Uuid::from_u128(3),
+        );
+        let mut txn = store.begin_write().expect("txn");
+        txn.put_project(&project).expect("project");
+        txn.put_check(&check, None).expect("check");
+        txn.put_ping(&ping(check.uuid, 1), b"body").expect("ping");
+        txn.put_journal(1, &ping(check.uuid, 2), b"")
+            .expect("journal");
+        txn.commit().expect("commit");
+
+        let dest = tmp.path().join("copy.redb");
+        let report = store.backup(&dest).expect("backup");
+        assert_eq!((report.checks, report.pings), (1, 2));
+        // Writes after the snapshot are not in it.
+        let mut txn = store.begin_write().expect("txn");
+        txn.put_ping(&ping(check.uuid, 3), b"").expect("ping");
+        txn.commit().expect("commit");
+
+        let restored_dir = tmp.path().join("restored");
+        std::fs::create_dir(&restored_dir).expect("mkdir");
+        std::fs::rename(&dest, restored_dir.join(crate::store::DB_FILE)).expect("move");
+        let restored = Store::open(&restored_dir).expect("the backup opens");
+        let snap = restored.load().expect("load");
+        assert_eq!(snap.projects, vec![project]);
+        assert_eq!(snap.checks[0].badge_key, check.badge_key);
+        assert_eq!(restored.pings(check.uuid, 10).expect("pings").len(), 1);
+        assert_eq!(
+            restored.ping_body(check.uuid, 1).expect("body"),
+            Some(b"body".to_vec())
+        );
+        assert_eq!(restored.journal().expect("journal").len(), 1);
+        assert_eq!(
+            restored.check_by_badge_key(check.badge_key).expect("badge"),
+            Some(check.uuid)
+        );
+        assert_eq!(restored.meta("badge_secret").expect("meta"), None);
+        assert!(restored.meta("schema_version").expect("meta").is_some());
+    }
+
+    #[test]
+    fn a_backup_never_replaces_the_live_file() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let store = Store::open(tmp.path()).expect("open");
+        let live = tmp.path().join(".").join(crate::store::DB_FILE);
+        assert!(store.backup(&live).is_err());
+        let missing_dir = tmp.path().join("no/such/dir/copy.redb");
+        assert!(store.backup(&missing_dir).is_err());
     }
 }

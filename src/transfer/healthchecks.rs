@@ -75,14 +75,15 @@ pub fn foreign_check(obj: &Map<String, Value>) -> Result<ForeignCheck, String> {
         None => return Err("no uuid".into()),
     };
     let mut settings = Map::new();
+    // A null is what an older release says for "not set": leave the default.
     for field in COPIED {
-        if let Some(v) = obj.get(*field) {
+        if let Some(v) = obj.get(*field).filter(|v| !v.is_null()) {
             settings.insert((*field).to_string(), v.clone());
         }
     }
     // A simple check carries `timeout`, a cron check `schedule` and `tz`.
     if !settings.contains_key("schedule")
-        && let Some(t) = obj.get("timeout")
+        && let Some(t) = obj.get("timeout").filter(|v| !v.is_null())
     {
         settings.insert("timeout".into(), t.clone());
     }
