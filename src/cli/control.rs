@@ -61,9 +61,13 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     BufReader::new(read.take(CONTROL_REQUEST_LIMIT))
         .read_line(&mut line)
         .await?;
-    let output = match serde_json::from_str::<AdminCommand>(&line) {
-        Ok(cmd) => execute(service, cmd).await,
-        Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+    let output = if line.len() as u64 >= CONTROL_REQUEST_LIMIT && !line.ends_with('\n') {
+        too_large()
+    } else {
+        match serde_json::from_str::<AdminCommand>(&line) {
+            Ok(cmd) => execute(service, cmd).await,
+            Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+        }
     };
     let mut reply = serde_json::to_vec(&output).map_err(std::io::Error::other)?;
     reply.push(b'\n');
@@ -71,10 +75,21 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     write.shutdown().await
 }
 
+fn too_large() -> AdminOutput {
+    AdminOutput::error(format!(
+        "the request is larger than the control socket takes ({} MiB); stop the service and \
+         run the command again: it then opens the data file itself",
+        CONTROL_REQUEST_LIMIT >> 20
+    ))
+}
+
 async fn send(stream: UnixStream, cmd: &AdminCommand) -> std::io::Result<AdminOutput> {
     let (read, mut write) = stream.into_split();
     let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
     request.push(b'\n');
+    if request.len() as u64 > CONTROL_REQUEST_LIMIT {
+        return Ok(too_large());
+    }
     write.write_all(&request).await?;
     let mut line = String::new();
     BufReader::new(read).read_line(&mut line).await?;
