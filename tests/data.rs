@@ -332,6 +332,24 @@ fn export_and_import_give_byte_identical_api_output() {
         "{}",
         run.stderr
     );
+    let dump_path = dump_file.to_str().expect("utf8");
+    let run = overdue(&c_dir, &["import", dump_path, "--project", "nope"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("holds no project named \"nope\""),
+        "{}",
+        run.stderr
+    );
+    let only = ok(overdue(&a_dir, &["export", "--project", "default"]));
+    let only: Value = serde_json::from_str(&only).expect("JSON");
+    assert_eq!(only["projects"].as_array().map(Vec::len), Some(1));
+    let run = overdue(&a_dir, &["export", "--project", "nope"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("no project named \"nope\""),
+        "{}",
+        run.stderr
+    );
 }
 
 /// A stand-in Healthchecks: `GET /api/v3/checks/` answers what `answers` says for each call
