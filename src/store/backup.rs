@@ -32,7 +32,7 @@ pub struct BackupReport {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+    move |source| StoreError::Backup {
         path: path.to_path_buf(),
         source,
     }
@@ -120,9 +120,9 @@ impl Store {
     pub fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
         let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         if dest.exists() && canonical(dest) == canonical(self.path()) {
-            return Err(StoreError::Io {
+            return Err(StoreError::Backup {
                 path: dest.to_path_buf(),
-                source: std::io::Error::other("a backup cannot replace the live data file"),
+                source: std::io::Error::other("it is the live data file"),
             });
         }
         let mut tmp = dest.as_os_str().to_owned();

@@ -74,6 +74,11 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write the backup {path}: {source}")]
+    Backup {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the data file is damaged: {0}")]
     Corrupt(String),
     #[error("storage error: {0}")]
