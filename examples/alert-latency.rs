@@ -86,7 +86,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         checks.push(check.uuid);
     }
 
-    overdue::notify::transport::install_crypto_provider();
+    overdue::tls::install_provider();
     let http = reqwest::Client::new();
     let mut latencies = Vec::with_capacity(alerts);
     for uuid in &checks {

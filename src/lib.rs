@@ -4,8 +4,8 @@
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
 //! writer, operations), `monitor` (deadlines), `notify` (alert delivery), `api` (HTTP),
-//! `inbound` (the SMTP listener for email pings), `server`
-//! (listeners and shutdown), `cli` (commands).
+//! `inbound` (the SMTP listener for email pings), `transfer` (export, import, migration),
+//! `server` (listeners and shutdown), `cli` (commands).
 
 pub mod api;
 pub mod cli;
@@ -18,3 +18,5 @@ pub mod schedule;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod tls;
+pub mod transfer;

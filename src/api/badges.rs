@@ -115,7 +115,7 @@ fn project_badge(app: &App, rest: &str) -> Option<Response> {
             .find(|p| p.badge_key == key)
             .map(|p| p.uuid)
     })?;
-    if sig.get(..8)? != badge::signature(app.service.badge_secret(), key, &tag) {
+    if sig.get(..8)? != badge::signature(&app.service.badge_secret(), key, &tag) {
         return None;
     }
     let states = if sig.len() == 10 && sig.ends_with("-2") {

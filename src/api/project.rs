@@ -42,7 +42,7 @@ pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
     let secret = app.service.badge_secret();
     let root = app.service.site_root();
     let entry = |tag: &str| {
-        let sig = signature(secret, &badge_key, tag);
+        let sig = signature(&secret, &badge_key, tag);
         let base = format!("{root}/badge/{badge_key}");
         let (two, three) = if tag == "*" {
             (format!("{base}/{sig}-2"), format!("{base}/{sig}"))

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::api::json::{Urls, check_json};
 use crate::cli::channel::ChannelCmd;
+use crate::cli::data;
 use crate::model::ApiVersion;
 use crate::model::time::iso_seconds;
 use crate::service::admin::project_named;
@@ -72,6 +73,23 @@ pub enum AdminCommand {
     Key(KeyCmd),
     Channel(ChannelCmd),
     Check(CheckCmd),
+    /// Copy the data file to this absolute path.
+    Backup {
+        path: std::path::PathBuf,
+    },
+    Export {
+        project: Option<String>,
+    },
+    Import {
+        dump: Box<crate::transfer::dump::Dump>,
+    },
+    /// Create checks read from Healthchecks (one batch of a migration).
+    Migrate {
+        project: Option<String>,
+        checks: Vec<crate::transfer::healthchecks::ForeignCheck>,
+    },
+    /// The newest time the file records (for `doctor`'s clock check).
+    NewestTime,
 }
 
 /// What a command printed and its exit code.
@@ -83,7 +101,7 @@ pub struct AdminOutput {
 }
 
 impl AdminOutput {
-    pub(crate) fn ok(stdout: String) -> AdminOutput {
+    pub fn ok(stdout: String) -> AdminOutput {
         AdminOutput {
             stdout,
             stderr: String::new(),
@@ -112,6 +130,13 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => check(service, c).await,
+        AdminCommand::Backup { path } => data::backup(service, path).await,
+        AdminCommand::Export { project } => data::export(service, project.as_deref()),
+        AdminCommand::Import { dump } => data::import(service, *dump).await,
+        AdminCommand::Migrate { project, checks } => {
+            data::migrate_batch(service, project, checks).await
+        }
+        AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
     };
     result.unwrap_or_else(AdminOutput::error)
 }

@@ -10,13 +10,12 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::cli::admin::{AdminCommand, AdminOutput, execute};
+use crate::model::limits::CONTROL_REQUEST_LIMIT;
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
 
 /// Name of the socket inside the data directory.
 pub const SOCKET_FILE: &str = "overdue.sock";
-/// Largest request line accepted on the socket.
-const MAX_REQUEST: u64 = 1 << 20;
 
 pub fn socket_path(data: &Path) -> PathBuf {
     data.join(SOCKET_FILE)
@@ -59,12 +58,16 @@ pub async fn serve(listener: UnixListener, service: Arc<Service>) {
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
-    BufReader::new(read.take(MAX_REQUEST))
+    BufReader::new(read.take(CONTROL_REQUEST_LIMIT))
         .read_line(&mut line)
         .await?;
-    let output = match serde_json::from_str::<AdminCommand>(&line) {
-        Ok(cmd) => execute(service, cmd).await,
-        Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+    let output = if line.len() as u64 >= CONTROL_REQUEST_LIMIT && !line.ends_with('\n') {
+        too_large()
+    } else {
+        match serde_json::from_str::<AdminCommand>(&line) {
+            Ok(cmd) => execute(service, cmd).await,
+            Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+        }
     };
     let mut reply = serde_json::to_vec(&output).map_err(std::io::Error::other)?;
     reply.push(b'\n');
@@ -72,10 +75,21 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     write.shutdown().await
 }
 
+fn too_large() -> AdminOutput {
+    AdminOutput::error(format!(
+        "the request is larger than the control socket takes ({} MiB); stop the service and \
+         run the command again: it then opens the data file itself",
+        CONTROL_REQUEST_LIMIT >> 20
+    ))
+}
+
 async fn send(stream: UnixStream, cmd: &AdminCommand) -> std::io::Result<AdminOutput> {
     let (read, mut write) = stream.into_split();
     let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
     request.push(b'\n');
+    if request.len() as u64 > CONTROL_REQUEST_LIMIT {
+        return Ok(too_large());
+    }
     write.write_all(&request).await?;
     let mut line = String::new();
     BufReader::new(read).read_line(&mut line).await?;

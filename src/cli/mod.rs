@@ -5,6 +5,8 @@
 pub mod admin;
 pub mod channel;
 pub mod control;
+pub mod data;
+pub mod doctor;
 pub mod schedule;
 pub mod serve;
 
@@ -13,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use admin::{AdminCommand, CheckCmd, KeyCmd, ProjectCmd};
+pub use admin::{AdminCommand, AdminOutput, CheckCmd, KeyCmd, ProjectCmd};
 pub use channel::{ChannelAddArgs, ChannelCmd};
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
@@ -30,8 +32,25 @@ pub struct Cli {
     )]
     pub data: PathBuf,
 
+    /// How `serve` writes its log to stderr: readable text, or one JSON object per line.
+    #[arg(
+        long,
+        global = true,
+        env = "OVERDUE_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -52,6 +71,14 @@ pub enum Command {
     Check(CheckCmd),
     /// Print the next fire times of a cron or OnCalendar expression.
     Schedule(schedule::ScheduleArgs),
+    /// Write a consistent copy of the data file, also while the service runs.
+    Backup(data::BackupArgs),
+    /// Print projects, API keys (hashes), channels and checks as JSON, for `import`.
+    Export(data::ExportArgs),
+    /// Import an export, or copy the checks of a running Healthchecks instance.
+    Import(data::ImportArgs),
+    /// Check the data directory, free disk, clock, SMTP server and listen address.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// glibc keeps freed large blocks (argon2's 19 MiB) in its heap once its adaptive mmap
@@ -90,7 +117,7 @@ pub fn main() -> ExitCode {
     };
     let admin = match cli.command {
         Command::Serve(args) => {
-            return match runtime.block_on(serve::run(cli.data, args)) {
+            return match runtime.block_on(serve::run(cli.data, args, cli.log_format)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("overdue: {e:#}");
@@ -110,8 +137,35 @@ pub fn main() -> ExitCode {
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
         Command::Schedule(_) => return ExitCode::SUCCESS,
+        Command::Backup(args) => match data::backup_command(&args) {
+            Ok(cmd) => cmd,
+            Err(e) => return finish(AdminOutput::error(e)),
+        },
+        Command::Export(args) => AdminCommand::Export {
+            project: args.project,
+        },
+        Command::Import(args) => match (&args.from_healthchecks, &args.file) {
+            (Some(url), _) => {
+                let key = args.api_key.clone().unwrap_or_default();
+                return finish(runtime.block_on(data::migrate(&cli.data, url, &key, args.project)));
+            }
+            (None, Some(file)) => match data::import_command(file, args.project.as_deref()) {
+                Ok(cmd) => cmd,
+                Err(e) => return finish(AdminOutput::error(e)),
+            },
+            (None, None) => {
+                return finish(AdminOutput::error(
+                    "import needs FILE or --from-healthchecks URL",
+                ));
+            }
+        },
+        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
     };
-    let output = runtime.block_on(control::run_admin(&cli.data, admin));
+    finish(runtime.block_on(control::run_admin(&cli.data, admin)))
+}
+
+/// Prints a command's output and turns its code into the process's exit code.
+fn finish(output: AdminOutput) -> ExitCode {
     print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))

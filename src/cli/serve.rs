@@ -10,7 +10,7 @@ use clap::Args;
 use tokio::net::TcpListener;
 
 use crate::api::{ApiConfig, App};
-use crate::cli::control;
+use crate::cli::{LogFormat, control};
 use crate::inbound::InboundConfig;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES,
@@ -106,15 +106,19 @@ pub struct ServeArgs {
     pub metrics_token: Option<String>,
 }
 
-fn init_logging() {
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("OVERDUE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    // A second initialisation (tests calling serve twice) is harmless; ignore it.
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    // A second initialisation (tests calling serve twice) is harmless; ignore it.
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init(),
+        LogFormat::Json => builder.json().with_current_span(false).try_init(),
+    };
 }
 
 async fn shutdown_signal() {
@@ -134,8 +138,8 @@ async fn shutdown_signal() {
 }
 
 /// Runs the service until a shutdown signal.
-pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
-    init_logging();
+pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyhow::Result<()> {
+    init_logging(log_format);
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;

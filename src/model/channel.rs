@@ -24,7 +24,36 @@ impl Channel {
     pub fn kind(&self) -> &str {
         self.config.kind()
     }
+
+    /// Every setting of the channel as key/value pairs, the repeat interval included.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let mut settings = self.config.to_settings();
+        if let Some(repeat) = self.repeat {
+            settings.push((REPEAT_KEY.to_string(), repeat.as_secs().to_string()));
+        }
+        settings
+    }
+
+    /// The inverse of [`Channel::settings`]: the configuration and the repeat interval.
+    pub fn from_settings(
+        kind: &str,
+        settings: Vec<(String, String)>,
+    ) -> (ChannelConfig, Option<SignedDuration>) {
+        let repeat = settings
+            .iter()
+            .find(|(k, _)| k == REPEAT_KEY)
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .map(SignedDuration::from_secs);
+        let settings = settings
+            .into_iter()
+            .filter(|(k, _)| k != REPEAT_KEY)
+            .collect();
+        (ChannelConfig::from_settings(kind, settings), repeat)
+    }
 }
+
+/// The settings key that holds a channel's repeat interval (seconds), for every kind.
+const REPEAT_KEY: &str = "repeat";
 
 /// Kind-specific settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +116,35 @@ impl ChannelConfig {
         }
     }
 
+    /// The settings as ordered key/value pairs: the shape the data file and the export use,
+    /// so a new kind needs no new record shape. A webhook keeps each direction as
+    /// `down_*`/`up_*` settings, its headers as a JSON object.
+    pub fn to_settings(&self) -> Vec<(String, String)> {
+        match self {
+            ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
+            ChannelConfig::Webhook(w) => webhook_settings(w),
+            ChannelConfig::Other { settings, .. } => settings.clone(),
+        }
+    }
+
+    /// The inverse of [`ChannelConfig::to_settings`].
+    pub fn from_settings(kind: &str, settings: Vec<(String, String)>) -> ChannelConfig {
+        match kind {
+            "email" => ChannelConfig::Email {
+                address: settings
+                    .iter()
+                    .find(|(k, _)| k == "address")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default(),
+            },
+            "webhook" => ChannelConfig::Webhook(webhook_config(&settings)),
+            _ => ChannelConfig::Other {
+                kind: kind.to_string(),
+                settings,
+            },
+        }
+    }
+
     /// A one-line, secret-free description for `channel ls`: addresses and hosts, never
     /// paths (webhook URLs often carry tokens), tokens or passwords.
     pub fn summary(&self) -> String {
@@ -127,6 +185,67 @@ pub fn url_host(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     host.rsplit('@').next().unwrap_or(host).to_string()
+}
+
+/// A webhook's two directions as `down_*`/`up_*` settings; headers as a JSON object.
+fn webhook_settings(w: &WebhookConfig) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (dir, spec) in [("down", &w.down), ("up", &w.up)] {
+        let Some(spec) = spec else { continue };
+        let headers: serde_json::Map<String, serde_json::Value> = spec
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        out.push((format!("{dir}_method"), spec.method.clone()));
+        out.push((format!("{dir}_url"), spec.url.clone()));
+        out.push((format!("{dir}_body"), spec.body.clone()));
+        out.push((
+            format!("{dir}_headers"),
+            serde_json::Value::Object(headers).to_string(),
+        ));
+    }
+    out
+}
+
+/// The inverse of [`webhook_settings`]. A record from before per-direction templates holds
+/// only `url`: both directions call it with GET.
+fn webhook_config(settings: &[(String, String)]) -> WebhookConfig {
+    let get = |key: &str| {
+        settings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(url) = get("url") {
+        return WebhookConfig {
+            down: Some(HookSpec::new(url, "")),
+            up: Some(HookSpec::new(url, "")),
+        };
+    }
+    let spec = |dir: &str| -> Option<HookSpec> {
+        let url = get(&format!("{dir}_url"))?;
+        let headers = get(&format!("{dir}_headers"))
+            .and_then(|h| {
+                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(h).ok()
+            })
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(HookSpec {
+            method: get(&format!("{dir}_method")).unwrap_or("GET").to_string(),
+            url: url.to_string(),
+            body: get(&format!("{dir}_body")).unwrap_or("").to_string(),
+            headers,
+        })
+    };
+    WebhookConfig {
+        down: spec("down"),
+        up: spec("up"),
+    }
 }
 
 #[cfg(test)]

@@ -75,3 +75,13 @@ pub const DELIVERIES_IN_FLIGHT: usize = 32;
 pub const DELIVERIES_IN_FLIGHT_PER_CHANNEL: usize = 4;
 /// Shortest repeat interval of a channel, in seconds.
 pub const MIN_REPEAT_SECS: i64 = 60;
+
+/// Largest request on the control socket. An import carries the whole export (a few hundred
+/// bytes per check), so this admits a few hundred thousand checks; the socket is mode 0600.
+pub const CONTROL_REQUEST_LIMIT: u64 = 256 << 20;
+/// `overdue doctor` reports a data directory on a filesystem with less free space than this.
+pub const DOCTOR_MIN_FREE_BYTES: u64 = 256 << 20;
+/// `overdue doctor` reports a wall clock this far behind the newest time in the data file.
+pub const DOCTOR_CLOCK_SLACK_SECS: i64 = 300;
+/// How long `overdue doctor` waits for a TCP connection or an SMTP banner.
+pub const DOCTOR_NET_TIMEOUT_SECS: u64 = 5;

@@ -110,7 +110,6 @@ fn go_down(ctx: &mut WriteCtx<'_>, checks: &[Uuid]) -> Result<(), ServiceError> 
         };
         check.status = StoredStatus::Down;
         ctx.txn.put_check(check, Some(&check.slug))?;
-        tracing::info!(check = %uuid, name = %check.name, at = %at, "check is down: no ping in time");
         record_flip(ctx, &flip)?;
     }
     Ok(())

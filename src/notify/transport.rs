@@ -58,13 +58,6 @@ pub enum TransportError {
     SmtpFrom(String),
 }
 
-/// Makes `ring` the process's TLS crypto provider. reqwest is built without a default one
-/// (aws-lc-rs needs cmake to cross-build for musl), so every reqwest client in the process,
-/// ours or a test's, needs this first. Installing twice is harmless.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 /// Everything needed to send, built once per worker.
 pub struct Transports {
     http: reqwest::Client,
@@ -75,7 +68,7 @@ pub struct Transports {
 
 impl Transports {
     pub fn new(config: &NotifyConfig) -> Result<Transports, TransportError> {
-        install_crypto_provider();
+        crate::tls::install_provider();
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout)

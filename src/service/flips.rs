@@ -1,7 +1,8 @@
 //! Recording a flip: the flip itself and, when it notifies, one outbox entry per channel
 //! assigned to the check, all in the caller's transaction. Channels with a repeat interval
 //! also get a `repeats` row while the check stays down; [`queue_repeats`] turns due rows
-//! into outbox entries.
+//! into outbox entries. Every flip passes here, so this is also where the one info-level log
+//! line per state change is written.
 
 use uuid::Uuid;
 
@@ -12,14 +13,24 @@ use crate::service::{ServiceError, WriteCtx};
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
 pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), ServiceError> {
     ctx.txn.put_flip(flip)?;
+    let (name, channels) = ctx
+        .state
+        .check(&flip.check)
+        .map(|c| (c.name.clone(), c.channels.clone()))
+        .unwrap_or_default();
+    tracing::info!(
+        check = %flip.check,
+        name = %name,
+        from = flip.old_status.as_str(),
+        to = flip.new_status.as_str(),
+        reason = %flip.reason,
+        at = %flip.created,
+        "check is {}",
+        flip.new_status.as_str()
+    );
     if !flip.notifies() {
         return Ok(());
     }
-    let channels = ctx
-        .state
-        .check(&flip.check)
-        .map(|c| c.channels.clone())
-        .unwrap_or_default();
     ctx.alerts_queued();
     for channel in channels {
         // Repeats (off unless the channel sets an interval) run from this alert while the

@@ -13,6 +13,7 @@ pub mod journal;
 pub mod metrics;
 pub mod pings;
 pub mod state;
+pub mod transfer;
 pub mod writer;
 
 use std::path::Path;
@@ -118,8 +119,9 @@ pub struct Service {
     auth: auth::KeyCache,
     metrics: Arc<metrics::Metrics>,
     config: ServiceConfig,
-    /// Signs badge URLs; generated at first start and kept in the file.
-    badge_secret: Vec<u8>,
+    /// Signs badge URLs; generated at first start and kept in the file. Replaced only when
+    /// an import into an empty file adopts the secret of the file it came from.
+    badge_secret: RwLock<Arc<[u8]>>,
     site_root: String,
 }
 
@@ -206,7 +208,7 @@ impl Service {
             auth: auth::KeyCache::new(),
             metrics,
             config,
-            badge_secret,
+            badge_secret: RwLock::new(badge_secret.into()),
             site_root,
         })
     }
@@ -248,8 +250,16 @@ impl Service {
     }
 
     /// The secret that signs badge URLs.
-    pub fn badge_secret(&self) -> &[u8] {
-        &self.badge_secret
+    pub fn badge_secret(&self) -> Arc<[u8]> {
+        self.badge_secret
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the badge secret in memory; the caller has committed it to the file.
+    pub(crate) fn set_badge_secret(&self, secret: &[u8]) {
+        *self.badge_secret.write().unwrap_or_else(|p| p.into_inner()) = secret.into();
     }
 
     /// The service's own counters (`GET /metrics`).

@@ -6,6 +6,7 @@
 //! badge keys, links) in step with the records; reads of pings and flips open their own read
 //! transactions.
 
+mod backup;
 pub mod keys;
 pub mod records;
 mod write;
@@ -76,6 +77,11 @@ pub enum StoreError {
     },
     #[error("cannot prepare the data directory {path}: {source}")]
     Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the backup {path}: {source}")]
+    Backup {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -460,6 +466,7 @@ impl Store {
     }
 }
 
+pub use backup::BackupReport;
 pub use write::WriteTxn;
 
 fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {

@@ -10,12 +10,11 @@ use bincode::{Decode, Encode};
 use jiff::SignedDuration;
 use uuid::Uuid;
 
-use crate::model::channel::{HookSpec, WebhookConfig};
 use crate::model::limits::DEFAULT_SCHEDULE;
 use crate::model::time::{from_micros, to_micros};
 use crate::model::{
-    ApiKey, Channel, ChannelConfig, Check, Delivery, Flip, Kind, OutboxEntry, Ping, PingKind,
-    Project, StoredStatus, Tries,
+    ApiKey, Channel, Check, Delivery, Flip, Kind, OutboxEntry, Ping, PingKind, Project,
+    StoredStatus, Tries,
 };
 use crate::store::StoreError;
 
@@ -278,120 +277,21 @@ pub struct ChannelRecord {
 
 impl From<&Channel> for ChannelRecord {
     fn from(c: &Channel) -> Self {
-        let mut settings = match &c.config {
-            ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
-            ChannelConfig::Webhook(w) => webhook_settings(w),
-            ChannelConfig::Other { settings, .. } => settings.clone(),
-        };
-        if let Some(repeat) = c.repeat {
-            settings.push((REPEAT_KEY.to_string(), repeat.as_secs().to_string()));
-        }
         ChannelRecord {
             uuid: c.uuid.as_u128(),
             project: c.project.as_u128(),
             seq: c.seq,
             name: c.name.clone(),
             kind: c.kind().to_string(),
-            settings,
+            settings: c.settings(),
             created_us: to_micros(c.created),
         }
     }
 }
 
-/// The settings key that holds a channel's repeat interval (seconds), for every kind.
-const REPEAT_KEY: &str = "repeat";
-
-/// A webhook's two directions as `down_*`/`up_*` settings; headers as a JSON object.
-fn webhook_settings(w: &WebhookConfig) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (dir, spec) in [("down", &w.down), ("up", &w.up)] {
-        let Some(spec) = spec else { continue };
-        let headers: serde_json::Map<String, serde_json::Value> = spec
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-            .collect();
-        out.push((format!("{dir}_method"), spec.method.clone()));
-        out.push((format!("{dir}_url"), spec.url.clone()));
-        out.push((format!("{dir}_body"), spec.body.clone()));
-        out.push((
-            format!("{dir}_headers"),
-            serde_json::Value::Object(headers).to_string(),
-        ));
-    }
-    out
-}
-
-/// The inverse of [`webhook_settings`]. A record from before per-direction templates holds
-/// only `url`: both directions call it with GET.
-fn webhook_config(settings: &[(String, String)]) -> WebhookConfig {
-    let get = |key: &str| {
-        settings
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
-    if let Some(url) = get("url") {
-        return WebhookConfig {
-            down: Some(HookSpec::new(url, "")),
-            up: Some(HookSpec::new(url, "")),
-        };
-    }
-    let spec = |dir: &str| -> Option<HookSpec> {
-        let url = get(&format!("{dir}_url"))?;
-        let headers = get(&format!("{dir}_headers"))
-            .and_then(|h| {
-                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(h).ok()
-            })
-            .map(|m| {
-                m.into_iter()
-                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Some(HookSpec {
-            method: get(&format!("{dir}_method")).unwrap_or("GET").to_string(),
-            url: url.to_string(),
-            body: get(&format!("{dir}_body")).unwrap_or("").to_string(),
-            headers,
-        })
-    };
-    WebhookConfig {
-        down: spec("down"),
-        up: spec("up"),
-    }
-}
-
 impl From<ChannelRecord> for Channel {
     fn from(r: ChannelRecord) -> Self {
-        let repeat = r
-            .settings
-            .iter()
-            .find(|(k, _)| k == REPEAT_KEY)
-            .and_then(|(_, v)| v.parse::<i64>().ok())
-            .map(SignedDuration::from_secs);
-        let settings: Vec<(String, String)> = r
-            .settings
-            .into_iter()
-            .filter(|(k, _)| k != REPEAT_KEY)
-            .collect();
-        let setting = |key: &str| {
-            settings
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
-        let config = match r.kind.as_str() {
-            "email" => ChannelConfig::Email {
-                address: setting("address"),
-            },
-            "webhook" => ChannelConfig::Webhook(webhook_config(&settings)),
-            _ => ChannelConfig::Other {
-                kind: r.kind.clone(),
-                settings,
-            },
-        };
+        let (config, repeat) = Channel::from_settings(&r.kind, r.settings);
         Channel {
             uuid: Uuid::from_u128(r.uuid),
             project: Uuid::from_u128(r.project),

@@ -84,6 +84,15 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// The check that owns a per-check badge key, as this transaction sees it.
+    pub fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+        Ok(self
+            .txn
+            .open_table(BADGE_KEYS)?
+            .get(badge.as_u128())?
+            .map(|v| Uuid::from_u128(v.value())))
+    }
+
     /// Deletes a check with its pings, bodies, flips, links and slug index entry.
     pub fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let id = check.uuid;

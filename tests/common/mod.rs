@@ -54,6 +54,7 @@ impl TestServer {
     }
 
     pub async fn start_with(mut opts: Options) -> TestServer {
+        overdue::tls::install_provider();
         let dir = match opts.dir.take() {
             Some(dir) => dir,
             None => tempfile::tempdir().expect("temp dir"),
@@ -102,10 +103,7 @@ impl TestServer {
             ro,
             ping_key,
             service,
-            http: {
-                overdue::notify::transport::install_crypto_provider();
-                reqwest::Client::new()
-            },
+            http: reqwest::Client::new(),
             dir,
             stop: Some(stop),
             task: Some(task),

@@ -27,6 +27,9 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_SMTP_LISTEN",
     "OVERDUE_PING_EMAIL_DOMAIN",
     "OVERDUE_METRICS_TOKEN",
+    "OVERDUE_LOG_FORMAT",
+    "OVERDUE_SMTP_URL",
+    "OVERDUE_HC_API_KEY",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
 /// Read and write timeout of every test connection.
@@ -282,4 +285,48 @@ pub fn http_ok(
         "{method} {path}: {status} {doc}"
     );
     doc
+}
+
+/// What a finished `overdue` command printed, and its exit code.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Asserts success; stdout.
+    pub fn ok(self) -> String {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "stdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        self.stdout
+    }
+}
+
+/// Runs `overdue --data DATA ARGS...` to its end.
+pub fn overdue_in(data: &Path, args: &[&str]) -> Ran {
+    let out = base_command()
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run overdue");
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+impl Serve {
+    /// The `checks` of `GET /api/v3/checks/` with `key`.
+    pub fn checks(&self, key: &str) -> Vec<Value> {
+        let doc = self.http_ok("GET", "/api/v3/checks/", Some(key), None);
+        doc["checks"].as_array().expect("checks").clone()
+    }
 }

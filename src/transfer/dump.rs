@@ -1,0 +1,541 @@
+//! The export format: one JSON document that `overdue export` writes and `overdue import`
+//! reads. It is versioned (`format` + `version`) and independent of the data file's records,
+//! so either can change without breaking the other.
+//!
+//! A dump holds projects with their API keys (argon2id hashes, so keys keep working), channels
+//! with their settings, and checks with their UUIDs, every setting, their channel assignment,
+//! badge key and state (status, ping count, last ping and start, last duration). It does not
+//! hold ping logs, ping bodies or flips. It also holds the secret that signs project badge
+//! URLs. Treat a dump like the data file: it is enough to take over every key and badge.
+//!
+//! Importing validates every check exactly as the Management API validates a create request.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::model::spec::{apply, parse_spec};
+use crate::model::{ApiKey, ApiVersion, Channel, Check, Kind, Project, StoredStatus};
+
+/// The `format` member of every dump.
+pub const FORMAT: &str = "overdue-export";
+/// The `version` this release writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Why a dump cannot be read or applied; the message names the object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DumpError(pub String);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dump {
+    pub format: String,
+    pub version: u32,
+    pub exported_at: String,
+    /// Hex of the secret that signs project badge URLs.
+    pub badge_secret: String,
+    pub projects: Vec<DumpProject>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpProject {
+    pub uuid: Uuid,
+    pub name: String,
+    pub ping_key: String,
+    pub badge_key: String,
+    pub created: String,
+    pub api_keys: Vec<DumpKey>,
+    pub channels: Vec<DumpChannel>,
+    /// In creation order; an import keeps that order.
+    pub checks: Vec<DumpCheck>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpKey {
+    /// `hcw_`/`hcr_` and the next 8 characters, as `key ls` shows.
+    pub id: String,
+    pub read_only: bool,
+    pub label: String,
+    /// The argon2id PHC string.
+    pub hash: String,
+    pub created: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpChannel {
+    pub uuid: Uuid,
+    pub name: String,
+    pub kind: String,
+    /// Kind-specific settings as ordered `[key, value]` pairs.
+    pub settings: Vec<(String, String)>,
+    pub created: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpCheck {
+    pub uuid: Uuid,
+    pub created: String,
+    pub name: String,
+    pub slug: String,
+    pub tags: String,
+    pub desc: String,
+    /// `simple`, `cron` or `oncalendar`.
+    pub kind: String,
+    pub timeout: i64,
+    pub grace: i64,
+    /// Kept also for simple checks (a check that was cron once keeps its last schedule).
+    pub schedule: String,
+    pub tz: String,
+    pub manual_resume: bool,
+    pub methods: String,
+    pub start_kw: String,
+    pub success_kw: String,
+    pub failure_kw: String,
+    pub filter_subject: bool,
+    pub filter_body: bool,
+    pub filter_http_body: bool,
+    pub filter_default_fail: bool,
+    pub badge_key: Uuid,
+    /// UUIDs of assigned channels; each must be a channel of the same project.
+    pub channels: Vec<Uuid>,
+    /// Stored status: `new`, `up`, `down` or `paused` (grace is derived, never stored).
+    pub status: String,
+    pub n_pings: u64,
+    pub last_ping: Option<String>,
+    pub last_start: Option<String>,
+    pub last_start_rid: Option<Uuid>,
+    pub last_duration_us: Option<i64>,
+}
+
+/// The model objects of one dumped project, validated; `seq` fields are 0 (the importer
+/// numbers them in the dump's order).
+#[derive(Debug, Clone)]
+pub struct ProjectParts {
+    pub project: Project,
+    pub keys: Vec<ApiKey>,
+    pub channels: Vec<Channel>,
+    pub checks: Vec<Check>,
+}
+
+fn ts(t: Timestamp) -> String {
+    // Display keeps every significant fractional digit, so parsing gives the same instant.
+    t.to_string()
+}
+
+fn parse_ts(s: &str, what: &str) -> Result<Timestamp, DumpError> {
+    s.parse()
+        .map_err(|e| DumpError(format!("{what}: bad timestamp {s:?}: {e}")))
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Simple => "simple",
+        Kind::Cron => "cron",
+        Kind::OnCalendar => "oncalendar",
+    }
+}
+
+fn status_from(s: &str) -> Option<StoredStatus> {
+    [
+        StoredStatus::New,
+        StoredStatus::Up,
+        StoredStatus::Down,
+        StoredStatus::Paused,
+    ]
+    .into_iter()
+    .find(|st| st.as_str() == s)
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl Dump {
+    /// Parses a dump, refusing other formats and versions with a message that says so.
+    pub fn parse(text: &str) -> Result<Dump, DumpError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| DumpError(format!("the file is not JSON: {e}")))?;
+        if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            return Err(DumpError(format!(
+                "the file is not an overdue export (its \"format\" is not {FORMAT:?})"
+            )));
+        }
+        match value.get("version").and_then(Value::as_u64) {
+            Some(v) if v == u64::from(VERSION) => {}
+            Some(v) => {
+                return Err(DumpError(format!(
+                    "the export has version {v}; this release reads version {VERSION} \
+                     (upgrade overdue to import it)"
+                )));
+            }
+            None => return Err(DumpError("the export has no \"version\"".into())),
+        }
+        serde_json::from_value(value).map_err(|e| DumpError(format!("the export is damaged: {e}")))
+    }
+
+    /// Pretty JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).unwrap_or_default();
+        out.push('\n');
+        out
+    }
+
+    /// The badge secret, if the member holds one.
+    pub fn secret(&self) -> Result<Vec<u8>, DumpError> {
+        unhex(&self.badge_secret)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| DumpError("the export's badge_secret is not hex".into()))
+    }
+}
+
+/// One project as dumped.
+pub fn dump_project(
+    project: &Project,
+    keys: &[&ApiKey],
+    channels: &[&Channel],
+    checks: &[&Check],
+) -> DumpProject {
+    DumpProject {
+        uuid: project.uuid,
+        name: project.name.clone(),
+        ping_key: project.ping_key.clone(),
+        badge_key: project.badge_key.clone(),
+        created: ts(project.created),
+        api_keys: keys
+            .iter()
+            .map(|k| DumpKey {
+                id: k.id.clone(),
+                read_only: k.read_only,
+                label: k.label.clone(),
+                hash: k.hash.clone(),
+                created: ts(k.created),
+            })
+            .collect(),
+        channels: channels
+            .iter()
+            .map(|c| DumpChannel {
+                uuid: c.uuid,
+                name: c.name.clone(),
+                kind: c.kind().to_string(),
+                settings: c.settings(),
+                created: ts(c.created),
+            })
+            .collect(),
+        checks: checks.iter().map(|c| dump_check(c)).collect(),
+    }
+}
+
+fn dump_check(c: &Check) -> DumpCheck {
+    DumpCheck {
+        uuid: c.uuid,
+        created: ts(c.created),
+        name: c.name.clone(),
+        slug: c.slug.clone(),
+        tags: c.tags.clone(),
+        desc: c.desc.clone(),
+        kind: kind_name(c.kind).to_string(),
+        timeout: c.timeout,
+        grace: c.grace,
+        schedule: c.schedule.to_string(),
+        tz: c.tz.to_string(),
+        manual_resume: c.manual_resume,
+        methods: c.methods.clone(),
+        start_kw: c.start_kw.clone(),
+        success_kw: c.success_kw.clone(),
+        failure_kw: c.failure_kw.clone(),
+        filter_subject: c.filter_subject,
+        filter_body: c.filter_body,
+        filter_http_body: c.filter_http_body,
+        filter_default_fail: c.filter_default_fail,
+        badge_key: c.badge_key,
+        channels: c.channels.clone(),
+        status: c.status.as_str().to_string(),
+        n_pings: c.n_pings,
+        last_ping: c.last_ping.map(ts),
+        last_start: c.last_start.map(ts),
+        last_start_rid: c.last_start_rid,
+        last_duration_us: c.last_duration.map(|d| d.as_micros() as i64),
+    }
+}
+
+impl DumpProject {
+    /// The project's model objects, each validated; the first problem is the error.
+    pub fn to_model(&self) -> Result<ProjectParts, DumpError> {
+        let what = format!("project {:?}", self.name);
+        if self.name.trim().is_empty() {
+            return Err(DumpError(format!("{what}: a project needs a name")));
+        }
+        let project = Project {
+            uuid: self.uuid,
+            seq: 0,
+            name: self.name.clone(),
+            ping_key: self.ping_key.clone(),
+            badge_key: self.badge_key.clone(),
+            created: parse_ts(&self.created, &what)?,
+        };
+        let mut keys = Vec::with_capacity(self.api_keys.len());
+        for k in &self.api_keys {
+            let shape_ok = k.id.len() == crate::model::limits::API_KEY_ID_LEN
+                && (k.id.starts_with("hcw_") || k.id.starts_with("hcr_"))
+                && k.read_only == k.id.starts_with("hcr_")
+                && k.hash.starts_with("$argon2id$");
+            if !shape_ok {
+                return Err(DumpError(format!(
+                    "{what}: API key {:?} is malformed",
+                    k.id
+                )));
+            }
+            keys.push(ApiKey {
+                id: k.id.clone(),
+                project: self.uuid,
+                read_only: k.read_only,
+                label: k.label.clone(),
+                hash: k.hash.clone(),
+                created: parse_ts(&k.created, &what)?,
+            });
+        }
+        let mut channels = Vec::with_capacity(self.channels.len());
+        for c in &self.channels {
+            let (config, repeat) = Channel::from_settings(&c.kind, c.settings.clone());
+            channels.push(Channel {
+                uuid: c.uuid,
+                project: self.uuid,
+                seq: 0,
+                name: c.name.clone(),
+                config,
+                created: parse_ts(&c.created, &what)?,
+                repeat,
+            });
+        }
+        let mut checks = Vec::with_capacity(self.checks.len());
+        for c in &self.checks {
+            let check = check_from_dump(c, self.uuid)
+                .map_err(|e| DumpError(format!("{what}, check {}: {e}", c.uuid)))?;
+            if let Some(missing) = check
+                .channels
+                .iter()
+                .find(|ch| !channels.iter().any(|c| c.uuid == **ch))
+            {
+                return Err(DumpError(format!(
+                    "{what}, check {}: assigned channel {missing} is not a channel of the project",
+                    c.uuid
+                )));
+            }
+            checks.push(check);
+        }
+        Ok(ProjectParts {
+            project,
+            keys,
+            channels,
+            checks,
+        })
+    }
+}
+
+/// Builds a check from its dump, validating the settings as the Management API does.
+fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
+    let bad = |e: crate::model::spec::SpecError| DumpError(e.to_string());
+    let mut check = Check::new(
+        d.uuid,
+        project,
+        0,
+        parse_ts(&d.created, "created")?,
+        d.badge_key,
+    );
+    let settings = json!({
+        "name": d.name, "slug": d.slug, "tags": d.tags, "desc": d.desc,
+        "timeout": d.timeout, "grace": d.grace, "tz": d.tz, "methods": d.methods,
+        "manual_resume": d.manual_resume, "start_kw": d.start_kw, "success_kw": d.success_kw,
+        "failure_kw": d.failure_kw, "filter_subject": d.filter_subject,
+        "filter_body": d.filter_body, "filter_http_body": d.filter_http_body,
+        "filter_default_fail": d.filter_default_fail,
+    });
+    let settings = settings.as_object().cloned().unwrap_or_default();
+    apply(
+        &mut check,
+        &parse_spec(&settings).map_err(bad)?,
+        ApiVersion::V3,
+    )
+    .map_err(bad)?;
+    // The schedule goes second: a cron check keeps its timeout, as the file does.
+    let mut schedule = Map::new();
+    schedule.insert("schedule".into(), Value::String(d.schedule.clone()));
+    let spec = parse_spec(&schedule).map_err(bad)?;
+    if d.kind == kind_name(Kind::Simple) {
+        check.schedule = std::borrow::Cow::Owned(d.schedule.clone());
+    } else {
+        apply(&mut check, &spec, ApiVersion::V3).map_err(bad)?;
+        if kind_name(check.kind) != d.kind {
+            return Err(DumpError(format!(
+                "kind {:?} does not match its schedule {:?}",
+                d.kind, d.schedule
+            )));
+        }
+    }
+    check.status = status_from(&d.status)
+        .ok_or_else(|| DumpError(format!("unknown status {:?}", d.status)))?;
+    check.n_pings = d.n_pings;
+    check.last_ping = d
+        .last_ping
+        .as_deref()
+        .map(|t| parse_ts(t, "last_ping"))
+        .transpose()?;
+    check.last_start = d
+        .last_start
+        .as_deref()
+        .map(|t| parse_ts(t, "last_start"))
+        .transpose()?;
+    check.last_start_rid = d.last_start_rid;
+    check.last_duration = d.last_duration_us.map(SignedDuration::from_micros);
+    let mut channels = d.channels.clone();
+    channels.sort();
+    channels.dedup();
+    check.channels = channels;
+    Ok(check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ChannelConfig;
+
+    fn sample_check() -> Check {
+        let t: Timestamp = "2026-01-02T03:04:05.123456Z".parse().expect("ts");
+        let mut c = Check::new(
+            Uuid::from_u128(10),
+            Uuid::from_u128(1),
+            7,
+            t,
+            Uuid::from_u128(11),
+        );
+        c.name = "Backups".into();
+        c.slug = "backups".into();
+        c.tags = "prod nightly".into();
+        c.timeout = 7200;
+        c.grace = 120;
+        c.tz = "Europe/Riga".into();
+        c.kind = Kind::Cron;
+        c.schedule = "30 2 * * *".into();
+        c.success_kw = "OK".into();
+        c.filter_http_body = true;
+        c.status = StoredStatus::Up;
+        c.n_pings = 42;
+        c.last_ping = Some(t);
+        c.last_duration = Some(SignedDuration::from_micros(1_500_000));
+        c.channels = vec![Uuid::from_u128(20)];
+        c
+    }
+
+    fn sample_project() -> (Project, Channel) {
+        let t: Timestamp = "2026-01-01T00:00:00Z".parse().expect("ts");
+        let p = Project {
+            uuid: Uuid::from_u128(1),
+            seq: 1,
+            name: "default".into(),
+            ping_key: "k".repeat(22),
+            badge_key: Uuid::from_u128(5).to_string(),
+            created: t,
+        };
+        let ch = Channel {
+            uuid: Uuid::from_u128(20),
+            project: p.uuid,
+            seq: 2,
+            name: "ops".into(),
+            config: ChannelConfig::webhook("http://127.0.0.1:9/x"),
+            created: t,
+            repeat: Some(jiff::SignedDuration::from_secs(3600)),
+        };
+        (p, ch)
+    }
+
+    #[test]
+    fn a_dumped_project_comes_back_equal() {
+        let (p, ch) = sample_project();
+        let c = sample_check();
+        let dumped = dump_project(&p, &[], &[&ch], &[&c]);
+        let dump = Dump {
+            format: FORMAT.into(),
+            version: VERSION,
+            exported_at: "2026-01-03T00:00:00Z".into(),
+            badge_secret: hex(&[1, 2, 255]),
+            projects: vec![dumped],
+        };
+        let back = Dump::parse(&dump.to_json()).expect("parses");
+        assert_eq!(back, dump);
+        assert_eq!(back.secret().expect("hex"), vec![1, 2, 255]);
+        let parts = back.projects[0].to_model().expect("valid");
+        let got = &parts.checks[0];
+        assert_eq!(format!("{:?}", got.kind), "Cron");
+        assert!(got.compiled.is_some());
+        for (a, b) in [
+            (&got.name, &c.name),
+            (&got.slug, &c.slug),
+            (&got.tags, &c.tags),
+            (&got.success_kw, &c.success_kw),
+        ] {
+            assert_eq!(a, b);
+        }
+        assert_eq!(
+            (got.timeout, got.grace, &*got.tz, &*got.schedule),
+            (7200, 120, "Europe/Riga", "30 2 * * *")
+        );
+        assert_eq!((got.status, got.n_pings), (StoredStatus::Up, 42));
+        assert_eq!(
+            (got.last_ping, got.last_duration, got.created),
+            (c.last_ping, c.last_duration, c.created)
+        );
+        assert_eq!((got.badge_key, &got.channels), (c.badge_key, &c.channels));
+        assert!(got.filter_http_body);
+        assert_eq!(parts.channels[0].config, ch.config);
+        assert_eq!(parts.project.ping_key, p.ping_key);
+    }
+
+    #[test]
+    fn invalid_settings_and_foreign_channels_are_refused() {
+        let (p, ch) = sample_project();
+        let mut c = sample_check();
+        c.schedule = "not a schedule".into();
+        let dumped = dump_project(&p, &[], &[&ch], &[&c]);
+        let err = dumped.to_model().expect_err("bad schedule");
+        assert!(err.0.contains("schedule"), "{err}");
+
+        let c = sample_check();
+        let dumped = dump_project(&p, &[], &[], &[&c]);
+        let err = dumped.to_model().expect_err("unknown channel");
+        assert!(err.0.contains("not a channel of the project"), "{err}");
+
+        let mut c = sample_check();
+        c.grace = 5;
+        let err = dump_project(&p, &[], &[&ch], &[&c])
+            .to_model()
+            .expect_err("grace too small");
+        assert!(err.0.contains("grace"), "{err}");
+    }
+
+    #[test]
+    fn other_formats_and_versions_are_refused_plainly() {
+        let err = Dump::parse(r#"{"checks": []}"#).expect_err("not ours");
+        assert!(err.0.contains("not an overdue export"), "{err}");
+        let err =
+            Dump::parse(&format!(r#"{{"format": "{FORMAT}", "version": 99}}"#)).expect_err("newer");
+        assert!(err.0.contains("version 99"), "{err}");
+        assert_eq!(unhex("0aff"), Some(vec![10, 255]));
+        assert_eq!(unhex("0g"), None);
+    }
+}

@@ -1,0 +1,325 @@
+//! Data operations on the real binary: `backup` while serving under ping load and while
+//! stopped (then restoring it), and `export`/`import` compared through the Management API of
+//! two servers.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+mod process;
+
+use process::{Ran, Serve, http, wait_until};
+
+fn overdue(data: &Path, args: &[&str]) -> Ran {
+    process::overdue_in(data, args)
+}
+
+fn ok(run: Ran) -> String {
+    run.ok()
+}
+
+/// A data directory holding `file` as its data file, as a restore makes it.
+fn restore_into(file: &Path, dir: &Path) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    std::fs::copy(file, dir.join("overdue.redb")).expect("copy the backup in");
+}
+
+#[test]
+fn backup_while_serving_under_ping_load_restores_every_acknowledged_ping() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let serve = Serve::start(&data);
+    let key = serve.first_start_key("read-write API key:");
+    let mut uuids = Vec::new();
+    for i in 0..4 {
+        let c = serve.http_ok(
+            "POST",
+            "/api/v3/checks/",
+            Some(&key),
+            Some(&json!({"name": format!("job {i}"), "timeout": 3600})),
+        );
+        uuids.push(c["uuid"].as_str().expect("uuid").to_string());
+    }
+    // Pingers run all along; `acked` counts pings answered 200.
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicU64::new(0));
+    let mut pingers = Vec::new();
+    for uuid in uuids.clone() {
+        let (stop, acked, port) = (stop.clone(), acked.clone(), serve.port);
+        pingers.push(std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((200, _)) =
+                    process::try_http(port, "GET", &format!("/ping/{uuid}"), None, None)
+                {
+                    acked.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    assert!(wait_until(Duration::from_secs(10), || acked
+        .load(Ordering::Relaxed)
+        >= 40));
+    let before = acked.load(Ordering::Relaxed);
+    let backup = tmp.path().join("live.redb");
+    let out = ok(overdue(&data, &["backup", backup.to_str().expect("utf8")]));
+    let after = acked.load(Ordering::Relaxed);
+    assert!(out.starts_with("backup written to "), "{out}");
+    assert!(out.contains("4 checks"), "{out}");
+    assert!(!tmp.path().join("live.redb.tmp").exists());
+    stop.store(true, Ordering::Relaxed);
+    for p in pingers {
+        p.join().expect("pinger");
+    }
+    let mode = std::fs::metadata(&backup)
+        .expect("backup")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    drop(serve);
+
+    let restored_dir = tmp.path().join("restored");
+    restore_into(&backup, &restored_dir);
+    let restored = Serve::start(&restored_dir);
+    let list = restored.checks(&key);
+    assert_eq!(list.len(), 4, "the key and the checks came back");
+    let total: u64 = list
+        .iter()
+        .map(|c| c["n_pings"].as_u64().expect("n_pings"))
+        .sum();
+    assert!(
+        (before..=after).contains(&total),
+        "the backup holds {total} pings; {before} were acknowledged before it began, {after} when it ended"
+    );
+    for c in &list {
+        let uuid = c["uuid"].as_str().expect("uuid");
+        assert!(uuids.contains(&uuid.to_string()));
+        let pings = restored.http_ok(
+            "GET",
+            &format!("/api/v3/checks/{uuid}/pings/"),
+            Some(&key),
+            None,
+        );
+        let n = pings["pings"].as_array().expect("pings").len() as u64;
+        assert_eq!(
+            n,
+            c["n_pings"].as_u64().expect("n"),
+            "every counted ping is listed"
+        );
+    }
+    drop(restored);
+
+    // Stopped: the command opens the file itself, and the copy is the same data.
+    let cold = tmp.path().join("cold.redb");
+    let out = ok(overdue(&data, &["backup", cold.to_str().expect("utf8")]));
+    assert!(out.contains("4 checks"), "{out}");
+    let cold_dir = tmp.path().join("cold");
+    restore_into(&cold, &cold_dir);
+    let again = Serve::start(&cold_dir);
+    assert_eq!(again.checks(&key).len(), 4);
+}
+
+/// Everything the Management API shows about a project, as raw JSON text.
+fn api_view(serve: &Serve, rw: &str, ro: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut get = |path: &str, key: &str| {
+        let (status, body) = http(serve.port, "GET", path, Some(key), None);
+        out.push((format!("{path} ({status})"), body.to_string()));
+        body
+    };
+    let list = get("/api/v3/checks/", rw);
+    get("/api/v3/checks/", ro);
+    get("/api/v3/channels/", rw);
+    get("/api/v3/badges/", rw);
+    get("/api/v1/checks/", rw);
+    for c in list["checks"].as_array().expect("checks") {
+        let uuid = c["uuid"].as_str().expect("uuid").to_string();
+        get(&format!("/api/v3/checks/{uuid}"), rw);
+        let badge = c["badge_url"].as_str().expect("badge_url");
+        let path = &badge[badge.find("/b/").expect("badge path")..];
+        get(path, rw);
+        get(&path.replace(".svg", ".json"), rw);
+    }
+    out
+}
+
+#[test]
+fn export_and_import_give_byte_identical_api_output() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a_dir = tmp.path().join("a");
+    let a = Serve::start(&a_dir);
+    let rw = a.first_start_key("read-write API key:");
+    let ro = a.first_start_key("read-only API key:");
+    let site_root = format!("http://127.0.0.1:{}", a.port);
+    ok(overdue(
+        &a_dir,
+        &[
+            "channel",
+            "add",
+            "default",
+            "--kind",
+            "email",
+            "--name",
+            "ops",
+            "--value",
+            "ops@example.org",
+        ],
+    ));
+    ok(overdue(
+        &a_dir,
+        &[
+            "channel",
+            "add",
+            "default",
+            "--kind",
+            "webhook",
+            "--name",
+            "hook",
+            "--url",
+            "http://127.0.0.1:9/x",
+        ],
+    ));
+    let bodies = [
+        json!({"name": "simple", "slug": "simple", "tags": "prod db", "timeout": 600, "grace": 120,
+               "channels": "ops", "desc": "d", "methods": "POST"}),
+        json!({"name": "cron", "tags": "prod", "schedule": "30 2 * * 1-5", "tz": "Europe/Riga",
+               "channels": "*", "manual_resume": true, "grace": 300}),
+        json!({"name": "oncal", "schedule": "Mon *-*-* 03:00", "tz": "America/New_York",
+               "success_kw": "OK", "failure_kw": "FAIL", "filter_http_body": true,
+               "filter_default_fail": true, "start_kw": "go"}),
+        json!({"name": "paused one", "slug": "p", "timeout": 60, "grace": 60}),
+        json!({"name": "never pinged"}),
+    ];
+    let mut uuids = Vec::new();
+    for b in &bodies {
+        let c = a.http_ok("POST", "/api/v3/checks/", Some(&rw), Some(b));
+        uuids.push(c["uuid"].as_str().expect("uuid").to_string());
+    }
+    for (i, u) in uuids.iter().enumerate().take(3) {
+        process::http_ok(a.port, "GET", &format!("/ping/{u}/start"), None, None);
+        process::http_ok(
+            a.port,
+            "POST",
+            &format!("/ping/{u}"),
+            None,
+            Some(&json!({"i": i})),
+        );
+    }
+    a.http_ok(
+        "POST",
+        &format!("/api/v3/checks/{}/pause", uuids[3]),
+        Some(&rw),
+        None,
+    );
+    let dump = ok(overdue(&a_dir, &["export"]));
+    let parsed: Value = serde_json::from_str(&dump).expect("dump is JSON");
+    assert_eq!(
+        (parsed["format"].as_str(), parsed["version"].as_u64()),
+        (Some("overdue-export"), Some(1))
+    );
+    let dump_file = tmp.path().join("dump.json");
+    std::fs::write(&dump_file, &dump).expect("write dump");
+    let expected = api_view(&a, &rw, &ro);
+
+    // A fresh data directory, stopped: the import takes the badge secret too.
+    let b_dir = tmp.path().join("b");
+    let out = ok(overdue(
+        &b_dir,
+        &["import", dump_file.to_str().expect("utf8")],
+    ));
+    assert!(
+        out.contains("imported 1 projects, 2 API keys, 2 channels, 5 checks"),
+        "{out}"
+    );
+    assert!(out.contains("project badge URLs are unchanged"), "{out}");
+    let b = Serve::start_with(&b_dir, &["--site-root", &site_root]);
+    assert!(
+        !b.stdout().contains("First start"),
+        "no default project is created over an import"
+    );
+    let got = api_view(&b, &rw, &ro);
+    assert_eq!(got.len(), expected.len());
+    for ((path, want), (_, have)) in expected.iter().zip(&got) {
+        assert_eq!(
+            have, want,
+            "{path} differs between the exporting and the importing server"
+        );
+    }
+    // Re-importing through the running service adds nothing.
+    let out = ok(overdue(
+        &b_dir,
+        &["import", dump_file.to_str().expect("utf8")],
+    ));
+    assert!(
+        out.contains("imported 0 projects, 0 API keys, 0 channels, 0 checks"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "already present, left as they are: 1 projects, 2 API keys, 2 channels, 5 checks"
+        ),
+        "{out}"
+    );
+    assert_eq!(b.checks(&rw).len(), 5);
+    // The imported keys are the same keys: a new check made on B with A's key shows up.
+    b.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "on b"})),
+    );
+    assert_eq!(b.checks(&rw).len(), 6);
+
+    // A different "default" project (a served, fresh directory) clashes: nothing is stored.
+    let c_dir = tmp.path().join("c");
+    let c = Serve::start(&c_dir);
+    let c_rw = c.first_start_key("read-write API key:");
+    let run = overdue(&c_dir, &["import", dump_file.to_str().expect("utf8")]);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("import refused, nothing was stored"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("overdue project rm default"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(c.checks(&c_rw).len(), 0);
+    let run = overdue(
+        &c_dir,
+        &[
+            "import",
+            Path::new("/nonexistent/dump.json").to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("cannot read /nonexistent/dump.json"),
+        "{}",
+        run.stderr
+    );
+    let dump_path = dump_file.to_str().expect("utf8");
+    let run = overdue(&c_dir, &["import", dump_path, "--project", "nope"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("holds no project named \"nope\""),
+        "{}",
+        run.stderr
+    );
+    let only = ok(overdue(&a_dir, &["export", "--project", "default"]));
+    let only: Value = serde_json::from_str(&only).expect("JSON");
+    assert_eq!(only["projects"].as_array().map(Vec::len), Some(1));
+    let run = overdue(&a_dir, &["export", "--project", "nope"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("no project named \"nope\""),
+        "{}",
+        run.stderr
+    );
+}
