@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod control;
+pub mod docs;
 pub mod schedule;
 pub mod serve;
 
@@ -50,6 +51,10 @@ pub enum Command {
     Check(CheckCmd),
     /// Print the next fire times of a cron or OnCalendar expression.
     Schedule(schedule::ScheduleArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (roff), or write every page into a directory.
+    Man(docs::ManArgs),
 }
 
 /// glibc keeps freed large blocks (argon2's 19 MiB) in its heap once its adaptive mmap
@@ -76,6 +81,20 @@ pub fn main() -> ExitCode {
         }
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    let generated = match &cli.command {
+        Command::Completions(args) => Some(docs::run_completions(args)),
+        Command::Man(args) => Some(docs::run_man(args)),
+        _ => None,
+    };
+    if let Some(result) = generated {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("overdue: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -100,7 +119,9 @@ pub fn main() -> ExitCode {
         Command::Key(c) => AdminCommand::Key(c),
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
-        Command::Schedule(_) => return ExitCode::SUCCESS,
+        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) => {
+            return ExitCode::SUCCESS;
+        }
     };
     let output = runtime.block_on(control::run_admin(&cli.data, admin));
     print!("{}", output.stdout);
