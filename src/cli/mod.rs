@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod control;
 pub mod docs;
+pub mod notify;
 pub mod schedule;
 pub mod serve;
 
