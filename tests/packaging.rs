@@ -140,3 +140,20 @@ fn man_prints_the_page_and_writes_every_page_into_a_directory() {
     let serve = std::fs::read_to_string(dir.join("overdue-serve.1")).expect("serve page");
     assert!(serve.contains("\\-\\-trust\\-proxy"), "{serve}");
 }
+
+#[test]
+fn a_reader_that_hung_up_is_not_an_error() {
+    for args in [&["man"][..], &["completions", "bash"][..]] {
+        // As `overdue man | head -c0`: the reading end is closed before anything is written.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = base_command()
+            .args(args)
+            .stdout(writer)
+            .output()
+            .expect("run overdue");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "overdue {args:?}: {stderr}");
+        assert!(stderr.is_empty(), "overdue {args:?}: {stderr}");
+    }
+}

@@ -36,11 +36,18 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     script
 }
 
+/// Prints `text`. A reader that stops early (`overdue man | head`) is not an error.
+fn print(text: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// Runs `overdue completions SHELL`: the script on stdout.
 pub fn run_completions(args: &CompletionsArgs) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(&completions(args.shell))?;
-    out.flush()?;
+    print(&completions(args.shell))?;
     Ok(())
 }
 
@@ -75,9 +82,9 @@ pub fn man_pages(dir: &Path) -> std::io::Result<Vec<String>> {
 pub fn run_man(args: &ManArgs) -> anyhow::Result<()> {
     match &args.dir {
         None => {
-            let mut out = std::io::stdout().lock();
-            man(&mut out)?;
-            out.flush()?;
+            let mut page = Vec::new();
+            man(&mut page)?;
+            print(&page)?;
         }
         Some(dir) => {
             let names = man_pages(dir).map_err(|e| {
