@@ -6,8 +6,10 @@ pub mod admin;
 pub mod channel;
 pub mod control;
 pub mod data;
+pub mod docs;
 pub mod doctor;
 pub mod schedule;
+pub mod sd_notify;
 pub mod serve;
 
 use std::path::PathBuf;
@@ -79,6 +81,10 @@ pub enum Command {
     Import(data::ImportArgs),
     /// Check the data directory, free disk, clock, SMTP server and listen address.
     Doctor(doctor::DoctorArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (roff), or write every page into a directory.
+    Man(docs::ManArgs),
 }
 
 /// glibc keeps freed large blocks (argon2's 19 MiB) in its heap once its adaptive mmap
@@ -104,6 +110,20 @@ pub fn main() -> ExitCode {
             eprint!("{out}");
         }
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    let generated = match &cli.command {
+        Command::Completions(args) => Some(docs::run_completions(args)),
+        Command::Man(args) => Some(docs::run_man(args)),
+        _ => None,
+    };
+    if let Some(result) = generated {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("overdue: {e:#}");
+                ExitCode::from(1)
+            }
+        };
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -136,7 +156,9 @@ pub fn main() -> ExitCode {
         }
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
-        Command::Schedule(_) => return ExitCode::SUCCESS,
+        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) => {
+            return ExitCode::SUCCESS;
+        }
         Command::Backup(args) => match data::backup_command(&args) {
             Ok(cmd) => cmd,
             Err(e) => return finish(AdminOutput::error(e)),

@@ -10,7 +10,7 @@ use clap::Args;
 use tokio::net::TcpListener;
 
 use crate::api::{ApiConfig, App};
-use crate::cli::{LogFormat, control};
+use crate::cli::{LogFormat, control, sd_notify};
 use crate::inbound::InboundConfig;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES,
@@ -121,20 +121,27 @@ fn init_logging(format: LogFormat) {
     };
 }
 
-async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("cannot listen for SIGTERM: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// Resolves at SIGTERM or SIGINT. The handlers are installed when this is called, not when the
+/// future is first polled, so a stop that comes right after READY=1 is already a clean one.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!("cannot listen for SIGTERM and SIGINT: {e}");
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }
 
 /// Runs the service until a shutdown signal.
@@ -217,6 +224,8 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
         env!("CARGO_PKG_VERSION"),
         data.display()
     );
+    let shutdown = shutdown_signal();
+    sd_notify::notify("READY=1");
     let app = Arc::new(App::new(
         service.clone(),
         ApiConfig {
@@ -229,7 +238,10 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
     crate::server::run(
         listener,
         app,
-        shutdown_signal(),
+        async {
+            shutdown.await;
+            sd_notify::notify("STOPPING=1");
+        },
         Duration::from_secs(args.shutdown_grace),
     )
     .await;

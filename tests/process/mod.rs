@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_overdue");
-/// Every environment variable the binary reads; cleared so the caller's shell cannot leak in.
+/// Every environment variable the binary reads (NOTIFY_SOCKET is systemd's readiness socket);
+/// cleared so the caller's shell cannot leak in.
 pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_DATA",
     "OVERDUE_LISTEN",
@@ -30,6 +31,7 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_LOG_FORMAT",
     "OVERDUE_SMTP_URL",
     "OVERDUE_HC_API_KEY",
+    "NOTIFY_SOCKET",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
 /// Read and write timeout of every test connection.
@@ -103,7 +105,13 @@ impl Serve {
 
     /// Like [`Serve::spawn`], with `extra` arguments to `serve` before `--listen`.
     pub fn spawn_with(data: &Path, port: u16, extra: &[&str]) -> Serve {
+        Serve::spawn_with_env(data, port, extra, &[])
+    }
+
+    /// Like [`Serve::spawn_with`], with environment variables `env` set.
+    pub fn spawn_with_env(data: &Path, port: u16, extra: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut child = base_command()
+            .envs(env.iter().copied())
             .arg("--data")
             .arg(data)
             .args(["serve", "--api-rate-limit", "0"])
