@@ -6,6 +6,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use sha1::{Digest, Sha1};
 
+use crate::model::url::quote;
+
 /// First 8 characters of unpadded URL-safe base64 of HMAC-SHA1(SHA1(badge_key ‖ secret), tag).
 pub fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
     let mut salted = Sha1::new();
@@ -22,22 +24,9 @@ pub fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
     encoded[..8].to_string()
 }
 
-/// Percent-encodes every byte but the unreserved ones (`A-Za-z0-9-._~`).
-fn quote_all(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// A tag as it appears in a badge URL: percent-encoded twice (`db@dc1` → `db%2540dc1`).
 pub fn encode_tag(tag: &str) -> String {
-    quote_all(&quote_all(tag))
+    quote(&quote(tag, b""), b"")
 }
 
 #[cfg(test)]

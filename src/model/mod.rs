@@ -12,6 +12,7 @@ pub mod project;
 pub mod slug;
 pub mod spec;
 pub mod time;
+pub mod url;
 
 pub use channel::{Channel, ChannelConfig};
 pub use check::{Check, Kind, Status, StoredStatus};

@@ -5,8 +5,9 @@
 
 use serde_json::json;
 
+use crate::model::url::quote;
 use crate::notify::message::Message;
-use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings, path_segment};
+use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub const DEFAULT_URL: &str = "https://matrix.org";
 
@@ -40,8 +41,8 @@ impl Notifier for Matrix {
             format!(
                 "{}/_matrix/client/v3/rooms/{}/send/m.room.message/overdue-{}",
                 self.base,
-                path_segment(&self.room),
-                path_segment(&msg.id)
+                quote(&self.room, b""),
+                quote(&msg.id, b"")
             ),
             &json!({"msgtype": "m.text", "body": text}),
         );

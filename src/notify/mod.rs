@@ -236,16 +236,3 @@ pub fn check_http_url(kind: &str, url: &str) -> Result<(), NotifyError> {
         ))
     }
 }
-
-/// Percent-encodes one URL path segment (everything but RFC 3986 unreserved characters).
-pub fn path_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}

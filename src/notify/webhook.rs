@@ -5,6 +5,7 @@
 //! turn non-Latin-1 characters into `&#N;`, body values are raw.
 
 use crate::model::channel::{HookSpec, WebhookConfig};
+use crate::model::url::quote;
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, check_http_url};
 
@@ -88,7 +89,8 @@ pub enum Encoding {
 /// Fills the placeholders of `template` (§8.2).
 pub fn expand(template: &str, msg: &Message, enc: Encoding) -> String {
     let safe = |v: &str| match enc {
-        Encoding::Url => quote(v),
+        // Python's `quote` default: `/` stays.
+        Encoding::Url => quote(v, b"/"),
         Encoding::Header => latin1_refs(v),
         Encoding::Body => v.to_string(),
     };
@@ -137,19 +139,6 @@ pub fn expand(template: &str, msg: &Message, enc: Encoding) -> String {
                 out.push_str(&segment[p.len()..]);
             }
             None => out.push_str(&segment),
-        }
-    }
-    out
-}
-
-/// Python's `urllib.parse.quote` with `/` safe: everything but `A-Za-z0-9_.-~/` is escaped.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'~' | b'/') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
         }
     }
     out
