@@ -28,7 +28,7 @@ pub struct DoctorArgs {
     #[arg(
         long,
         env = "OVERDUE_LISTEN",
-        default_value = "127.0.0.1:8000",
+        default_value = crate::cli::serve::DEFAULT_LISTEN,
         value_name = "ADDR"
     )]
     pub listen: String,

@@ -20,13 +20,16 @@ use crate::model::outbox::backoff;
 use crate::notify::NotifyConfig;
 use crate::service::{Clock, Service, ServiceConfig};
 
+/// Where `serve` listens unless told otherwise (also what `doctor` checks).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(
         long,
         env = "OVERDUE_LISTEN",
-        default_value = "127.0.0.1:8000",
+        default_value = DEFAULT_LISTEN,
         value_name = "ADDR"
     )]
     pub listen: String,
