@@ -8,18 +8,6 @@ use overdue::model::ChannelConfig;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-async fn pings(s: &TestServer, uuid: &str) -> Vec<Value> {
-    let (code, doc) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{uuid}/pings/"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(code, 200);
-    doc["pings"].as_array().unwrap().clone()
-}
-
 fn types(list: &[Value]) -> Vec<String> {
     list.iter()
         .map(|p| p["type"].as_str().unwrap().to_string())
@@ -48,7 +36,7 @@ async fn every_signal_by_uuid_with_the_documented_answer() {
         assert!(h["cache-control"].to_str().unwrap().contains("no-cache"));
         assert_eq!(r.text().await.unwrap(), "OK");
     }
-    let list = pings(&s, uuid).await;
+    let list = s.pings(uuid).await;
     assert_eq!(
         types(&list),
         [
@@ -125,7 +113,8 @@ async fn every_method_is_recorded_and_post_only_checks_ignore_the_rest() {
         let r = ping(&s, Method::from_bytes(m.as_bytes()).unwrap(), uuid).await;
         assert_eq!(r.status(), 200, "{m}");
     }
-    let methods: Vec<String> = pings(&s, uuid)
+    let methods: Vec<String> = s
+        .pings(uuid)
         .await
         .iter()
         .map(|p| p["method"].as_str().unwrap().to_string())
@@ -150,7 +139,7 @@ async fn every_method_is_recorded_and_post_only_checks_ignore_the_rest() {
         ),
         (json!("new"), Value::Null, json!(1))
     );
-    assert_eq!(types(&pings(&s, u).await), ["ign"]);
+    assert_eq!(types(&s.pings(u).await), ["ign"]);
     ping(&s, Method::POST, u).await;
     assert_eq!(s.get_check(u).await["status"], "up");
     s.stop().await;
@@ -197,7 +186,7 @@ async fn slugs_auto_create_and_ambiguity() {
         (200, "OK".to_string())
     );
     assert_eq!(
-        types(&pings(&s, c["uuid"].as_str().unwrap()).await),
+        types(&s.pings(c["uuid"].as_str().unwrap()).await),
         ["success", "start"]
     );
     s.create(json!({"slug": "twin"})).await;
@@ -306,7 +295,7 @@ async fn state_effects_of_pings() {
         .unwrap();
     ping(&s, Method::GET, &format!("{uuid}/fail")).await;
     assert_eq!(s.get_check(uuid).await["status"], "paused");
-    assert_eq!(types(&pings(&s, uuid).await)[0], "ign");
+    assert_eq!(types(&s.pings(uuid).await)[0], "ign");
     s.stop().await;
 }
 
@@ -319,7 +308,7 @@ async fn durations_and_last_duration() {
     let start = format!("{uuid}/start?rid={}", rid.to_uppercase());
     ping(&s, Method::GET, &start).await;
     ping(&s, Method::GET, &format!("{uuid}?rid={rid}")).await;
-    let list = pings(&s, uuid).await;
+    let list = s.pings(uuid).await;
     assert_eq!(
         list[0]["rid"], rid,
         "rids are shown in canonical lowercase form"
@@ -335,7 +324,7 @@ async fn durations_and_last_duration() {
     // A completion without the start's rid clears the start and gets no duration.
     ping(&s, Method::GET, &start).await;
     ping(&s, Method::GET, uuid).await;
-    assert!(pings(&s, uuid).await[0].get("duration").is_none());
+    assert!(s.pings(uuid).await[0].get("duration").is_none());
     assert_eq!(s.get_check(uuid).await["started"], false);
     s.stop().await;
 }
@@ -376,7 +365,7 @@ async fn bodies_are_limited_stored_raw_and_served() {
         .send()
         .await
         .unwrap();
-    let list = pings(&s, uuid).await;
+    let list = s.pings(uuid).await;
     assert_eq!(types(&list), ["ign", "ign", "success"]);
     assert_eq!(list[0]["body_url"], Value::Null);
     assert_eq!(
@@ -447,7 +436,7 @@ async fn ping_log_size_caps_the_list_and_bodies() {
             .await
             .unwrap();
     }
-    let list = pings(&s, uuid).await;
+    let list = s.pings(uuid).await;
     assert_eq!(
         list.iter()
             .map(|p| p["n"].as_u64().unwrap())
@@ -487,7 +476,7 @@ async fn user_agent_and_proxy_headers() {
         .send()
         .await
         .unwrap();
-    let p = &pings(&s, uuid).await[0];
+    let p = &s.pings(uuid).await[0];
     assert_eq!(p["ua"].as_str().unwrap().len(), 200);
     assert_eq!(
         (p["remote_addr"].clone(), p["scheme"].clone()),
@@ -518,7 +507,7 @@ async fn user_agent_and_proxy_headers() {
             .send()
             .await
             .unwrap();
-        let p = &pings(&s, uuid).await[0];
+        let p = &s.pings(uuid).await[0];
         assert_eq!(
             (p["remote_addr"].clone(), p["scheme"].clone()),
             (json!(expected), json!("https"))

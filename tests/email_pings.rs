@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestServer, status_json};
+use common::TestServer;
 use overdue::inbound::{InboundConfig, serve};
 use overdue::service::{Clock, Service, ServiceConfig};
 use reqwest::Method;
@@ -121,18 +121,6 @@ impl Setup {
     }
 }
 
-async fn pings(s: &TestServer, uuid: &str) -> Vec<Value> {
-    let (code, doc) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{uuid}/pings/"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(code, 200);
-    doc["pings"].as_array().unwrap().clone()
-}
-
 fn message(subject: &str, body: &str) -> String {
     format!(
         "From: Backup Job <backup@example.org>\r\nTo: x@{DOMAIN}\r\nSubject: {subject}\r\n\r\n{body}\r\n"
@@ -158,7 +146,7 @@ async fn an_email_to_a_uuid_address_is_a_success_ping() {
     assert_eq!(client.cmd("QUIT").await.0, 221);
 
     assert_eq!(t.s.get_check(uuid).await["status"], "up");
-    let list = pings(&t.s, uuid).await;
+    let list = t.s.pings(uuid).await;
     assert_eq!(list.len(), 1);
     let p = &list[0];
     assert_eq!(p["type"], "success");
@@ -193,7 +181,7 @@ async fn slug_addresses_and_several_recipients() {
         .await;
     assert_eq!(codes, [250, 250, 250, 354, 250]);
     for c in [&a, &b] {
-        let list = pings(&t.s, c["uuid"].as_str().unwrap()).await;
+        let list = t.s.pings(c["uuid"].as_str().unwrap()).await;
         assert_eq!(list.len(), 1, "{c}");
         assert_eq!(list[0]["ua"], "Email from ");
     }
@@ -243,7 +231,7 @@ async fn keyword_filters_on_subject_and_body() {
     };
     let uuid = |c: &Value| c["uuid"].as_str().unwrap().to_string();
     assert_eq!(
-        kinds(pings(&t.s, &uuid(&by_subject)).await),
+        kinds(t.s.pings(&uuid(&by_subject)).await),
         ["ign", "fail", "success"]
     );
     assert_eq!(t.s.get_check(&uuid(&by_subject)).await["status"], "down");
@@ -263,7 +251,7 @@ Content-Type: text/html; charset=utf-8\r\n\r\n<p>Job finished: <b>all good</b></
         .send("j@x", &[&addr(&by_body)], &message("report", "nothing"))
         .await;
     assert_eq!(
-        kinds(pings(&t.s, &uuid(&by_body)).await),
+        kinds(t.s.pings(&uuid(&by_body)).await),
         ["fail", "fail", "success"]
     );
 
@@ -271,7 +259,7 @@ Content-Type: text/html; charset=utf-8\r\n\r\n<p>Job finished: <b>all good</b></
     client
         .send("j@x", &[&addr(&unfiltered)], &message("FAILED", "ERROR"))
         .await;
-    assert_eq!(kinds(pings(&t.s, &uuid(&unfiltered)).await), ["success"]);
+    assert_eq!(kinds(t.s.pings(&uuid(&unfiltered)).await), ["success"]);
     t.stop().await;
 }
 
@@ -299,7 +287,7 @@ async fn recipients_outside_the_ping_addresses_get_550() {
     let unknown = format!("{}@{DOMAIN}", uuid::Uuid::new_v4());
     let codes = client.send("j@x", &[&unknown], &message("s", "b")).await;
     assert_eq!(codes, [250, 250, 354, 250]);
-    assert!(pings(&t.s, uuid).await.is_empty());
+    assert!(t.s.pings(uuid).await.is_empty());
     t.stop().await;
 }
 
@@ -328,12 +316,12 @@ async fn oversize_messages_get_552_and_size_is_advertised() {
         client.send("j@x", &[&to], &huge_line).await,
         [250, 250, 354, 552]
     );
-    assert!(pings(&t.s, uuid).await.is_empty());
+    assert!(t.s.pings(uuid).await.is_empty());
     assert_eq!(
         client.send("j@x", &[&to], &message("small", "ok")).await,
         [250, 250, 354, 250]
     );
-    assert_eq!(pings(&t.s, uuid).await.len(), 1);
+    assert_eq!(t.s.pings(uuid).await.len(), 1);
     t.stop().await;
 }
 
@@ -397,7 +385,7 @@ async fn rude_clients_do_not_hurt_the_listener() {
         client.send("j@x", &[&to], broken).await,
         [250, 250, 354, 250]
     );
-    assert_eq!(pings(&t.s, uuid).await.len(), 1);
+    assert_eq!(t.s.pings(uuid).await.len(), 1);
     t.stop().await;
 }
 
@@ -428,7 +416,7 @@ async fn many_concurrent_senders() {
     for task in tasks {
         task.await.expect("sender");
     }
-    let list = pings(&t.s, &uuid).await;
+    let list = t.s.pings(&uuid).await;
     assert_eq!(list.len(), senders);
     let mut ns: Vec<u64> = list.iter().map(|p| p["n"].as_u64().unwrap()).collect();
     ns.sort_unstable();

@@ -36,6 +36,16 @@ async fn reopen(dir: &std::path::Path) -> Service {
     panic!("the data file stayed locked");
 }
 
+fn listed(service: &Service, check: uuid::Uuid) -> Vec<u64> {
+    service
+        .store()
+        .pings(check, 2000)
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect()
+}
+
 #[tokio::test]
 async fn unfolded_pings_are_replayed_at_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,10 +67,7 @@ async fn unfolded_pings_are_replayed_at_start() {
     service.record_ping(ping(check, Signal::Log)).await.unwrap();
     assert_eq!(service.read(|s| s.journal_len()), 3);
     let before = service.read(|s| s.check(&check).cloned()).unwrap();
-    assert!(
-        service.store().pings(check, 10).unwrap().is_empty(),
-        "nothing folded yet"
-    );
+    assert!(listed(&service, check).is_empty(), "nothing folded yet");
     // Stop without closing: nothing folds the journal.
     drop(service);
 
@@ -73,14 +80,7 @@ async fn unfolded_pings_are_replayed_at_start() {
     assert_eq!(after.last_duration, before.last_duration);
     assert_eq!(service.read(|s| s.journal_len()), 3);
     service.fold_journal().await.unwrap();
-    let listed: Vec<u64> = service
-        .store()
-        .pings(check, 10)
-        .unwrap()
-        .iter()
-        .map(|p| p.n)
-        .collect();
-    assert_eq!(listed, [3, 2, 1]);
+    assert_eq!(listed(&service, check), [3, 2, 1]);
     assert_eq!(
         service.store().ping_body(check, 2).unwrap().as_deref(),
         Some(&b"body"[..])
@@ -92,14 +92,11 @@ async fn unfolded_pings_are_replayed_at_start() {
         .unwrap();
     service.close().await;
     let service = reopen(dir.path()).await;
-    let listed: Vec<u64> = service
-        .store()
-        .pings(check, 10)
-        .unwrap()
-        .iter()
-        .map(|p| p.n)
-        .collect();
-    assert_eq!(listed, [4, 3, 2, 1], "close folds the journal");
+    assert_eq!(
+        listed(&service, check),
+        [4, 3, 2, 1],
+        "close folds the journal"
+    );
     assert_eq!(
         service.read(|s| s.check(&check).map(|c| c.status)),
         Some(StoredStatus::Down)
@@ -125,16 +122,6 @@ async fn deleting_a_check_drops_its_journaled_pings() {
     assert_eq!(service.store().journal_len().unwrap(), 0);
     assert!(service.store().pings(check.uuid, 10).unwrap().is_empty());
     service.close().await;
-}
-
-fn listed(service: &Service, check: uuid::Uuid) -> Vec<u64> {
-    service
-        .store()
-        .pings(check, 2000)
-        .unwrap()
-        .iter()
-        .map(|p| p.n)
-        .collect()
 }
 
 #[tokio::test]

@@ -161,6 +161,15 @@ impl TestServer {
             .header("X-Api-Key", &self.rw)
     }
 
+    /// A check's pings as the Management API lists them (asserting a 200).
+    pub async fn pings(&self, uuid: &str) -> Vec<Value> {
+        let path = format!("/api/v3/checks/{uuid}/pings/");
+        let (code, doc) =
+            status_json(self.rw(reqwest::Method::GET, &path).send().await.unwrap()).await;
+        assert_eq!(code, 200, "{doc}");
+        doc["pings"].as_array().unwrap().clone()
+    }
+
     pub fn ro(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         self.http
             .request(method, self.url(path))
