@@ -247,12 +247,7 @@ impl WriteTxn {
     pub fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(FLIPS)?;
         let mut record = FlipRecord::from(flip);
-        while table
-            .get(keys::flip_key(flip.check, record.created_us))?
-            .is_some()
-        {
-            record.created_us += 1;
-        }
+        record.created_us = free_microsecond(&table, flip.check, record.created_us)?;
         let bytes = encode(&record)?;
         table.insert(
             keys::flip_key(flip.check, record.created_us),
@@ -291,12 +286,7 @@ impl WriteTxn {
     pub fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(DELIVERIES)?;
         let mut record = DeliveryRecord::from(delivery);
-        while table
-            .get(keys::flip_key(delivery.channel, record.at_us))?
-            .is_some()
-        {
-            record.at_us += 1;
-        }
+        record.at_us = free_microsecond(&table, delivery.channel, record.at_us)?;
         let bytes = encode(&record)?;
         table.insert(
             keys::flip_key(delivery.channel, record.at_us),
@@ -366,4 +356,17 @@ impl WriteTxn {
         self.txn.abort()?;
         Ok(())
     }
+}
+
+/// The first microsecond at or after `us` under which `id` has no entry yet, in a table keyed
+/// by (UUID, time): two events of one thing in the same microsecond both keep a key.
+fn free_microsecond(
+    table: &redb::Table<[u8; 24], &[u8]>,
+    id: Uuid,
+    mut us: i64,
+) -> Result<i64, StoreError> {
+    while table.get(keys::flip_key(id, us))?.is_some() {
+        us += 1;
+    }
+    Ok(us)
 }
