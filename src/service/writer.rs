@@ -3,8 +3,9 @@
 //! state, commits once (one fsync for the whole batch: group commit), and only then answers
 //! each job. A job is acknowledged only when its effect is durable.
 //!
-//! Each batch runs on tokio's blocking pool, so fsyncs never stall the async workers, and
-//! tokio's paused test clock does not jump ahead while a batch is being written.
+//! Batches run on tokio's blocking pool, so fsyncs never stall the async workers, and tokio's
+//! paused test clock does not jump ahead while a batch is being written. While jobs keep
+//! coming the blocking thread goes straight on to the next batch (see [`drain`]).
 //!
 //! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
 //! an alert starts out as soon as it is durable.
@@ -159,25 +160,52 @@ impl Writer {
 }
 
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
-    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = rx.recv().await {
-        batch.push(first);
+        let worker = shared.clone();
+        let (back, panicked) =
+            match tokio::task::spawn_blocking(move || drain(first, rx, &worker)).await {
+                Ok(back) => back,
+                Err(e) => {
+                    // `drain` catches the panics of jobs; reaching this is a bug in itself.
+                    tracing::error!("the writer stopped: {e}");
+                    return;
+                }
+            };
+        rx = back;
+        if panicked {
+            reload(&shared);
+        }
+    }
+}
+
+/// Commits batches on a blocking thread for as long as jobs keep coming, then hands the
+/// queue back. Going back to the async loop between batches would put the writer behind every
+/// connection task in the workers' run queues: under load that wait, not the commit, was the
+/// largest part of each batch's cycle.
+///
+/// A panicking job is a bug: its batch is not committed, its callers see "unavailable", and
+/// memory, which may hold the batch's half-done changes, is rebuilt from the file (the
+/// caller does that when the second value is true).
+fn drain(first: Job, mut rx: mpsc::Receiver<Job>, shared: &Shared) -> (mpsc::Receiver<Job>, bool) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    batch.push(first);
+    loop {
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(job) => batch.push(job),
                 Err(_) => break,
             }
         }
-        let worker = shared.clone();
+        if batch.is_empty() {
+            return (rx, false);
+        }
         let jobs = std::mem::take(&mut batch);
-        match tokio::task::spawn_blocking(move || commit_batch(jobs, &worker)).await {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit_batch(jobs, shared)))
+        {
             Ok(emptied) => batch = emptied,
-            Err(e) => {
-                // A panicking job is a bug. Its batch was not committed and its callers see
-                // "unavailable"; memory may hold the batch's half-done changes, so it is
-                // rebuilt from the file, as after a failed commit.
-                tracing::error!("a write batch panicked: {e}");
-                reload(&shared);
+            Err(_) => {
+                tracing::error!("a write batch panicked; reloading the state from the file");
+                return (rx, true);
             }
         }
     }
