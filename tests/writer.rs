@@ -58,7 +58,7 @@ async fn a_panicking_job_loses_its_batch_and_the_writer_goes_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pings_sent_while_batches_commit_are_all_acknowledged_in_order() {
+async fn pings_sent_while_batches_commit_are_all_acknowledged_without_gaps() {
     let dir = tempfile::tempdir().unwrap();
     let (service, check) = service_with_check(dir.path()).await;
     let service = std::sync::Arc::new(service);
