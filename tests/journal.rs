@@ -1,27 +1,19 @@
 //! The ping journal: pings acknowledged from the journal alone are whole again after a
 //! restart that never folded them (the crash test does the same through kill -9).
 
-use bytes::Bytes;
+mod common;
+
 use overdue::model::ApiVersion;
 use overdue::model::StoredStatus;
 use overdue::model::spec::CheckSpec;
-use overdue::ping::route::{Signal, Target};
+use overdue::ping::route::Signal;
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig};
 use overdue::store::StoreError;
 
+/// Journal tests send a body, so that folding is seen to carry bodies too.
 fn ping(check: uuid::Uuid, signal: Signal) -> PingRequest {
-    PingRequest {
-        target: Target::Uuid(check),
-        create: false,
-        signal,
-        method: "POST".into(),
-        scheme: "http".into(),
-        remote_addr: Some("127.0.0.1".into()),
-        ua: "test".into(),
-        rid: None,
-        body: Bytes::from_static(b"body"),
-    }
+    common::ping_request(check, signal, b"body")
 }
 
 async fn reopen(dir: &std::path::Path) -> Service {

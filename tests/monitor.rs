@@ -1,15 +1,15 @@
 //! The deadline engine on a paused tokio clock (reference-behavior §5.2): checks go down at
 //! the computed moment, flips and alerts are recorded once, also across restarts.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
 use overdue::model::spec::parse_spec;
 use overdue::model::{ApiVersion, ChannelConfig, Flip, StoredStatus};
-use overdue::ping::route::{Signal, Target};
-use overdue::service::pings::PingRequest;
+use overdue::ping::route::Signal;
 use overdue::service::{Clock, Service, ServiceConfig};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -85,17 +85,7 @@ impl Env {
     }
 
     async fn ping(&self, check: Uuid, signal: Signal) {
-        let req = PingRequest {
-            target: Target::Uuid(check),
-            create: false,
-            signal,
-            method: "GET".into(),
-            scheme: "http".into(),
-            remote_addr: None,
-            ua: String::new(),
-            rid: None,
-            body: Bytes::new(),
-        };
+        let req = common::ping_request(check, signal, b"");
         self.service.record_ping(req).await.expect("ping");
     }
 

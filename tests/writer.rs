@@ -1,25 +1,16 @@
 //! The single writer: it keeps committing while jobs keep coming, and a job that panics costs
 //! only its own batch, never the writer itself.
 
-use bytes::Bytes;
+mod common;
+
 use overdue::model::ApiVersion;
 use overdue::model::spec::CheckSpec;
-use overdue::ping::route::{Signal, Target};
+use overdue::ping::route::Signal;
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
 
 fn ping(check: uuid::Uuid) -> PingRequest {
-    PingRequest {
-        target: Target::Uuid(check),
-        create: false,
-        signal: Signal::Success,
-        method: "GET".into(),
-        scheme: "http".into(),
-        remote_addr: Some("127.0.0.1".into()),
-        ua: "test".into(),
-        rid: None,
-        body: Bytes::new(),
-    }
+    common::ping_request(check, Signal::Success, b"")
 }
 
 async fn service_with_check(dir: &std::path::Path) -> (Service, uuid::Uuid) {

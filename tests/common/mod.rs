@@ -11,6 +11,26 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+/// A ping as the HTTP handler hands it to the service: `GET /ping/<check>` (with `signal`),
+/// or a `POST` carrying `body` when one is given; for tests that drive the service directly.
+pub fn ping_request(
+    check: uuid::Uuid,
+    signal: overdue::ping::route::Signal,
+    body: &'static [u8],
+) -> overdue::service::pings::PingRequest {
+    overdue::service::pings::PingRequest {
+        target: overdue::ping::route::Target::Uuid(check),
+        create: false,
+        signal,
+        method: if body.is_empty() { "GET" } else { "POST" }.into(),
+        scheme: "http".into(),
+        remote_addr: Some("127.0.0.1".into()),
+        ua: "test".into(),
+        rid: None,
+        body: bytes::Bytes::from_static(body),
+    }
+}
+
 pub struct TestServer {
     pub base: String,
     pub rw: String,
