@@ -25,7 +25,7 @@ pub enum ApiError {
     RateLimited {
         retry_after: u64,
     },
-    /// 503: overloaded or shutting down; the client may retry.
+    /// 503: overloaded, shutting down or storage unavailable; the client may retry.
     Unavailable(String),
     /// 500: a storage failure. Never caused by client input.
     Internal(String),
@@ -43,7 +43,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
                 ApiError::BadRequest(e.to_string())
             }
-            ServiceError::Busy | ServiceError::Unavailable => ApiError::Unavailable(e.to_string()),
+            ServiceError::Busy
+            | ServiceError::Unavailable
+            | ServiceError::StorageUnavailable(_) => ApiError::Unavailable(e.to_string()),
             ServiceError::NoSuchProject(_)
             | ServiceError::ProjectExists(_)
             | ServiceError::NoSuchKey { .. }

@@ -70,17 +70,24 @@ pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
     Ok(json_response(StatusCode::OK, &json!({ "badges": map })))
 }
 
-/// /api/vN/status/: any method, no key; proves the data file answers a read.
+/// /api/vN/status/: any method, no key; 200 `OK` while the data file answers a read and
+/// takes writes, else 503 with the reason (a supervisor or an uptime monitor notices).
 pub fn status(app: &App) -> Response {
+    let unavailable = |why: String| {
+        text_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain; charset=utf-8",
+            format!("storage unavailable: {why}"),
+        )
+    };
+    if let Some(failure) = app.service.storage_health().failure() {
+        return unavailable(failure.to_string());
+    }
     match app.service.store().health_check() {
         Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");
-            text_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "text/plain; charset=utf-8",
-                "storage unavailable",
-            )
+            unavailable(e.to_string())
         }
     }
 }

@@ -60,6 +60,9 @@ pub struct DirFacts {
     pub writable: bool,
     /// Mode of the data file, if it exists.
     pub file_mode: Option<u32>,
+    /// Whether this user may write the data file (`Err(reason)`), if it exists: an immutable
+    /// file (`chattr +i`) is refused even to root.
+    pub file_writable: Option<Result<(), String>>,
 }
 
 pub fn judge_dir(f: &DirFacts) -> Vec<Finding> {
@@ -89,6 +92,13 @@ pub fn judge_dir(f: &DirFacts) -> Vec<Finding> {
         out.push(Finding::Problem(format!(
             "{d} is open to other users (mode {:o}) and holds key hashes; run `chmod 700 {d}`",
             mode & 0o777
+        )));
+    }
+    if let Some(Err(why)) = &f.file_writable {
+        out.push(Finding::Problem(format!(
+            "{d}/{DB_FILE} is not writable ({why}), so the service cannot record pings; check \
+             its owner and mode (`ls -l`) and whether it was made immutable (`lsattr`; \
+             `chattr -i {d}/{DB_FILE}` undoes it)"
         )));
     }
     if let Some(fm) = f.file_mode.filter(|m| m & 0o077 != 0) {
@@ -231,8 +241,15 @@ async fn probe_listen(addr: &str) -> Finding {
         && let Ok(r) = client.get(&url).send().await
     {
         let status = r.status().as_u16();
-        if r.text().await.is_ok_and(|t| t == "OK") && status == 200 {
+        let text = r.text().await.unwrap_or_default();
+        if status == 200 && text == "OK" {
             return Finding::Ok(format!("a service answers {url}"));
+        }
+        if let Some(why) = text.strip_prefix("storage unavailable: ") {
+            return Finding::Problem(format!(
+                "the service at {addr} cannot write its data file, so pings and API writes \
+                 answer 503: {why}"
+            ));
         }
     }
     match std::net::TcpListener::bind(addr) {
@@ -256,6 +273,10 @@ async fn probe_listen(addr: &str) -> Finding {
 
 fn dir_facts(path: &Path) -> DirFacts {
     let meta = std::fs::metadata(path).ok();
+    let file = path.join(DB_FILE);
+    let file_writable = file
+        .exists()
+        .then(|| crate::service::health::FileFacts::gather(&file).file_writable);
     let file_mode = std::fs::metadata(path.join(DB_FILE))
         .ok()
         .map(|m| m.permissions().mode());
@@ -272,6 +293,7 @@ fn dir_facts(path: &Path) -> DirFacts {
         )
         .is_ok(),
         file_mode,
+        file_writable,
     }
 }
 
@@ -378,6 +400,7 @@ mod tests {
             owned_by_us: true,
             writable: true,
             file_mode: Some(0o100600),
+            file_writable: Some(Ok(())),
         }
     }
 
@@ -407,6 +430,13 @@ mod tests {
             ..facts()
         };
         assert!(problems(&judge_dir(&foreign))[0].contains("not writable"));
+        let immutable = DirFacts {
+            file_writable: Some(Err("Operation not permitted".into())),
+            ..facts()
+        };
+        let found = judge_dir(&immutable);
+        let p = problems(&found);
+        assert!(p.len() == 1 && p[0].contains("chattr -i"), "{p:?}");
         let missing = DirFacts {
             mode: None,
             ..facts()

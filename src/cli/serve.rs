@@ -14,10 +14,11 @@ use crate::cli::{LogFormat, control, sd_notify};
 use crate::inbound::InboundConfig;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES,
-    DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS,
+    DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS, STORAGE_GIVE_UP_SECS,
 };
 use crate::model::outbox::backoff;
 use crate::notify::NotifyConfig;
+use crate::service::health::StoragePolicy;
 use crate::service::{Clock, Service, ServiceConfig};
 
 /// Where `serve` listens unless told otherwise (also what `doctor` checks).
@@ -104,6 +105,10 @@ pub struct ServeArgs {
         requires = "smtp_listen"
     )]
     pub ping_email_domain: Option<String>,
+    /// Seconds the data file may refuse writes (a full disk, an unwritable file) before the
+    /// service gives up and exits non-zero for its supervisor to restart it; 0 = never.
+    #[arg(long, env = "OVERDUE_STORAGE_GIVE_UP", default_value_t = STORAGE_GIVE_UP_SECS, value_name = "SECS")]
+    pub storage_give_up: u64,
     /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
     #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN")]
     pub metrics_token: Option<String>,
@@ -180,6 +185,11 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
             timeout: Duration::from_secs(args.delivery_timeout.max(1)),
             ..NotifyConfig::default()
         },
+        storage: StoragePolicy {
+            give_up_after: (args.storage_give_up > 0)
+                .then(|| Duration::from_secs(args.storage_give_up)),
+            ..StoragePolicy::default()
+        },
     };
     let service = Arc::new(Service::open(&data, config, Clock::System)?);
     if let Some((project, rw, ro)) = service.ensure_default_project().await? {
@@ -238,13 +248,24 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
             metrics_token: args.metrics_token.clone(),
         },
     ));
+    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = {
+        let service = service.clone();
+        let gave_up = gave_up.clone();
+        async move {
+            tokio::select! {
+                () = shutdown => {}
+                () = service.storage_health().given_up() => {
+                    gave_up.store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+            sd_notify::notify("STOPPING=1");
+        }
+    };
     crate::server::run(
         listener,
         app,
-        async {
-            shutdown.await;
-            sd_notify::notify("STOPPING=1");
-        },
+        stop,
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
@@ -265,6 +286,13 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
         Err(_) => {
             tracing::warn!("requests still hold the service; exiting without waiting for them")
         }
+    }
+    if gave_up.load(std::sync::atomic::Ordering::Acquire) {
+        anyhow::bail!(
+            "stopped because the data file did not take writes for {}s; see the log above for \
+             why (or run `overdue doctor`)",
+            args.storage_give_up
+        );
     }
     tracing::info!("stopped");
     Ok(())

@@ -76,6 +76,22 @@ pub const DELIVERIES_IN_FLIGHT_PER_CHANNEL: usize = 4;
 /// Shortest repeat interval of a channel, in seconds.
 pub const MIN_REPEAT_SECS: i64 = 60;
 
+/// First wait before the writer reopens a data file whose writes failed, in milliseconds;
+/// each next attempt waits twice as long, up to the retry maximum.
+pub const STORAGE_RETRY_FIRST_MS: u64 = 250;
+/// Longest wait between two attempts to reopen a failing data file, in seconds.
+pub const STORAGE_RETRY_MAX_SECS: u64 = 10;
+/// Free bytes a filesystem needs before the writer reopens a data file whose writes failed on
+/// it; below this a failed write is put down to a full disk. Without the margin, a reopened
+/// file takes the small probe write and the next batch fails again, over and over.
+pub const STORAGE_MIN_FREE_BYTES: u64 = 2 << 20;
+/// A failure within this many seconds of the last recovery continues its backoff instead of
+/// starting again from the first wait.
+pub const STORAGE_FLAP_WINDOW_SECS: u64 = 60;
+/// Seconds of failing writes after which `serve` gives up and exits non-zero, so that its
+/// supervisor (systemd's `Restart=on-failure`) restarts it and notices; 0 never gives up.
+pub const STORAGE_GIVE_UP_SECS: u64 = 300;
+
 /// Largest request on the control socket. An import carries the whole export (a few hundred
 /// bytes per check), so this admits a few hundred thousand checks; the socket is mode 0600.
 pub const CONTROL_REQUEST_LIMIT: u64 = 256 << 20;

@@ -23,6 +23,8 @@ pub use deadlines::Deadlines;
 
 /// Checks handled per write job when many go down at once.
 pub const DOWN_BATCH: usize = 1024;
+/// Wait before taking checks down again after their write failed.
+pub const RETRY_DOWN: Duration = Duration::from_secs(1);
 /// Longest sleep: the wall clock is re-read at least this often, so a clock step is noticed.
 pub const MAX_SLEEP: Duration = Duration::from_secs(5);
 
@@ -48,16 +50,35 @@ async fn run(
     mut deadlines: Deadlines,
     mut updates: mpsc::UnboundedReceiver<DeadlineUpdate>,
 ) {
+    // Whether the last attempt to take checks down failed (logged once per spell).
+    let mut failing = false;
     loop {
         let now = service.now();
         let due = deadlines.pop_due(to_micros(now), DOWN_BATCH);
         if !due.is_empty() {
-            let checks: Vec<Uuid> = due.into_iter().map(|(_, c)| c).collect();
-            if let Err(e) = service.write(move |ctx| go_down(ctx, &checks)).await {
-                // The checks' deadlines come back through the writer once a retry succeeds;
-                // without a commit nothing changed, so put a retry in a second.
-                tracing::error!("could not record checks going down: {e}");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+            let checks: Vec<Uuid> = due.iter().map(|(_, c)| *c).collect();
+            match service.write(move |ctx| go_down(ctx, &checks)).await {
+                Ok(()) => failing = false,
+                Err(e) => {
+                    // Nothing was stored, so the checks are still due: put them back and try
+                    // again in a second (sooner if a commit reports a deadline meanwhile).
+                    if !std::mem::replace(&mut failing, true) {
+                        tracing::error!(
+                            checks = due.len(),
+                            "could not record checks going down, retrying: {e}"
+                        );
+                    }
+                    for (at, check) in due {
+                        deadlines.set(check, Some(at));
+                    }
+                    tokio::select! {
+                        update = updates.recv() => match update {
+                            Some((check, at)) => deadlines.set(check, at.map(to_micros)),
+                            None => return,
+                        },
+                        () = tokio::time::sleep(RETRY_DOWN) => {}
+                    }
+                }
             }
             continue;
         }

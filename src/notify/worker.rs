@@ -48,41 +48,19 @@ async fn run(service: Arc<Service>, transports: Arc<Transports>) {
     loop {
         let now = service.now();
         let mut wake: Option<Timestamp> = None;
-        match queue_due_repeats(&service, now).await {
-            Ok(next) => wake = earliest(wake, next),
-            Err(e) => tracing::error!("cannot queue repeat alerts: {e}"),
-        }
-        match service.store().outbox_pending() {
-            Err(e) => {
-                tracing::error!("cannot read the outbox: {e}");
-                wake = earliest(wake, Some(now + SignedDuration::from_secs(1)));
-            }
-            Ok(pending) => {
-                for (entry, tries) in pending {
-                    if in_flight.contains(&entry.seq) {
-                        continue;
-                    }
-                    let due = tries.map_or(entry.queued, |t| t.next);
-                    if due > now {
-                        wake = earliest(wake, Some(due));
-                        continue;
-                    }
-                    let busy = per_channel.get(&entry.channel).copied().unwrap_or(0);
-                    // Full: a finishing delivery wakes the loop again.
-                    if running.len() >= limit || busy >= DELIVERIES_IN_FLIGHT_PER_CHANNEL {
-                        continue;
-                    }
-                    in_flight.insert(entry.seq);
-                    *per_channel.entry(entry.channel).or_default() += 1;
-                    let (service, transports) = (service.clone(), transports.clone());
-                    let done = tries.map_or(0, |t| t.done);
-                    running.spawn(async move {
-                        let key = (entry.seq, entry.channel);
-                        deliver(&service, &transports, entry, done).await;
-                        key
-                    });
-                }
-            }
+        if service.storage_health().is_failing() {
+            // The writer logged why, and signals this loop once the file takes writes again.
+            wake = Some(now + SignedDuration::from_secs(1));
+        } else {
+            queue_and_start(
+                &service,
+                &transports,
+                now,
+                &mut wake,
+                (&mut running, &mut in_flight, &mut per_channel),
+                limit,
+            )
+            .await;
         }
         let sleep = wake.map_or(MAX_SLEEP, |at| {
             Duration::try_from(at.duration_since(now))
@@ -115,6 +93,61 @@ async fn run(service: Arc<Service>, transports: Arc<Transports>) {
                 }
             }
             () = tokio::time::sleep(sleep) => {}
+        }
+    }
+}
+
+/// Slots of deliveries under way: the tasks, their outbox entries, and how many per channel.
+type Running<'a> = (
+    &'a mut JoinSet<(u64, Uuid)>,
+    &'a mut HashSet<u64>,
+    &'a mut HashMap<Uuid, usize>,
+);
+
+/// Queues due repeats and starts every due outbox entry there is a slot for; lowers `wake`
+/// to when the next one is due.
+async fn queue_and_start(
+    service: &Arc<Service>,
+    transports: &Arc<Transports>,
+    now: Timestamp,
+    wake: &mut Option<Timestamp>,
+    (running, in_flight, per_channel): Running<'_>,
+    limit: usize,
+) {
+    match queue_due_repeats(service, now).await {
+        Ok(next) => *wake = earliest(*wake, next),
+        Err(e) => tracing::error!("cannot queue repeat alerts: {e}"),
+    }
+    match service.store().outbox_pending() {
+        Err(e) => {
+            tracing::error!("cannot read the outbox: {e}");
+            *wake = earliest(*wake, Some(now + SignedDuration::from_secs(1)));
+        }
+        Ok(pending) => {
+            for (entry, tries) in pending {
+                if in_flight.contains(&entry.seq) {
+                    continue;
+                }
+                let due = tries.map_or(entry.queued, |t| t.next);
+                if due > now {
+                    *wake = earliest(*wake, Some(due));
+                    continue;
+                }
+                let busy = per_channel.get(&entry.channel).copied().unwrap_or(0);
+                // Full: a finishing delivery wakes the loop again.
+                if running.len() >= limit || busy >= DELIVERIES_IN_FLIGHT_PER_CHANNEL {
+                    continue;
+                }
+                in_flight.insert(entry.seq);
+                *per_channel.entry(entry.channel).or_default() += 1;
+                let (service, transports) = (service.clone(), transports.clone());
+                let done = tries.map_or(0, |t| t.done);
+                running.spawn(async move {
+                    let key = (entry.seq, entry.channel);
+                    deliver(&service, &transports, entry, done).await;
+                    key
+                });
+            }
         }
     }
 }

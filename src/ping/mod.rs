@@ -72,6 +72,13 @@ fn error_answer(app: &App, e: &ServiceError) -> Response {
                 .insert("Retry-After", HeaderValue::from_static("1"));
             r
         }
+        // The writer logged the failure once; a line per refused ping would drown it.
+        ServiceError::StorageUnavailable(_) => {
+            let mut r = answer(app, StatusCode::SERVICE_UNAVAILABLE, "storage unavailable");
+            r.headers_mut()
+                .insert("Retry-After", HeaderValue::from_static("5"));
+            r
+        }
         other => {
             tracing::error!("ping not recorded: {other}");
             answer(app, StatusCode::SERVICE_UNAVAILABLE, "unavailable")

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::service::Service;
+use crate::service::{Service, ServiceError};
 
 /// How often the sweep looks for checks over their log size.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -21,6 +21,9 @@ pub async fn run(service: Arc<Service>) {
     let log = u64::from(service.config().ping_log);
     loop {
         tokio::time::sleep(SWEEP_EVERY).await;
+        if service.storage_health().is_failing() {
+            continue;
+        }
         let due: Vec<(Uuid, u64)> = service.read(|s| {
             s.all_checks()
                 .filter_map(|c| {
@@ -36,6 +39,8 @@ pub async fn run(service: Arc<Service>) {
                 Ok(()) => {
                     pruned_below.insert(check, keep_from);
                 }
+                // The writer logged why; the next sweep tries again.
+                Err(ServiceError::StorageUnavailable(_)) => break,
                 Err(e) => tracing::warn!("pruning pings of {check} failed: {e}"),
             }
         }

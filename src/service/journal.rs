@@ -273,7 +273,8 @@ impl Service {
 pub async fn run(service: Arc<Service>) {
     loop {
         tokio::time::sleep(FOLD_EVERY).await;
-        if service.read(|s| s.unfolded().is_empty()) {
+        // While the file refuses writes the writer has said why; a failure a second adds nothing.
+        if service.storage_health().is_failing() || service.read(|s| s.unfolded().is_empty()) {
             continue;
         }
         if let Err(e) = service.write(|ctx| fold_oldest(ctx, FOLD_BUDGET)).await {

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod checks;
 pub mod clock;
 pub(crate) mod flips;
+pub mod health;
 pub mod journal;
 pub mod metrics;
 pub mod pings;
@@ -40,6 +41,8 @@ pub struct ServiceConfig {
     pub ping_log: u32,
     /// How alerts are delivered (SMTP, shell permission, retries, timeouts).
     pub notify: crate::notify::NotifyConfig,
+    /// What the writer does while the data file does not take writes.
+    pub storage: health::StoragePolicy,
 }
 
 impl Default for ServiceConfig {
@@ -49,6 +52,7 @@ impl Default for ServiceConfig {
             ping_body_limit: DEFAULT_PING_BODY_LIMIT,
             ping_log: DEFAULT_PING_LOG,
             notify: crate::notify::NotifyConfig::default(),
+            storage: health::StoragePolicy::default(),
         }
     }
 }
@@ -87,6 +91,11 @@ pub enum ServiceError {
     Busy,
     #[error("the service is shutting down")]
     Unavailable,
+    /// The data file does not take writes (an I/O error: a full disk, an unwritable file);
+    /// the writer is reopening it. Not the client's fault, and worth a retry later.
+    #[error("storage unavailable")]
+    StorageUnavailable(Arc<StoreError>),
+    /// The data file answered with something other than an I/O error (damaged contents).
     #[error("{0}")]
     Storage(Arc<StoreError>),
     #[error("cannot generate a random secret: {0}")]
@@ -95,7 +104,26 @@ pub enum ServiceError {
 
 impl From<StoreError> for ServiceError {
     fn from(e: StoreError) -> Self {
-        ServiceError::Storage(Arc::new(e))
+        ServiceError::storage(Arc::new(e))
+    }
+}
+
+impl ServiceError {
+    /// A storage error as callers should see it: I/O failures are "storage unavailable".
+    pub fn storage(e: Arc<StoreError>) -> ServiceError {
+        if e.is_io() {
+            ServiceError::StorageUnavailable(e)
+        } else {
+            ServiceError::Storage(e)
+        }
+    }
+
+    /// The store error behind a storage failure.
+    pub fn store_error(&self) -> Option<&Arc<StoreError>> {
+        match self {
+            ServiceError::Storage(e) | ServiceError::StorageUnavailable(e) => Some(e),
+            _ => None,
+        }
     }
 }
 
@@ -118,6 +146,7 @@ pub struct Service {
     clock: Clock,
     auth: auth::KeyCache,
     metrics: Arc<metrics::Metrics>,
+    health: Arc<health::StorageHealth>,
     config: ServiceConfig,
     /// Signs badge URLs; generated at first start and kept in the file. Replaced only when
     /// an import into an empty file adopts the secret of the file it came from.
@@ -189,13 +218,18 @@ impl Service {
         let deadlines = writer::DeadlineSink::default();
         let metrics = Arc::new(metrics::Metrics::default());
         let alerts = Arc::new(tokio::sync::Notify::new());
+        let health = Arc::new(health::StorageHealth::default());
         let (writer, writer_task) = Writer::start(
             store.clone(),
             state.clone(),
-            clock.clone(),
-            deadlines.clone(),
-            metrics.clone(),
-            alerts.clone(),
+            writer::WriterParts {
+                clock: clock.clone(),
+                deadlines: deadlines.clone(),
+                metrics: metrics.clone(),
+                alerts: alerts.clone(),
+                health: health.clone(),
+                policy: config.storage,
+            },
         );
         Ok(Service {
             store,
@@ -207,6 +241,7 @@ impl Service {
             clock,
             auth: auth::KeyCache::new(),
             metrics,
+            health,
             config,
             badge_secret: RwLock::new(badge_secret.into()),
             site_root,
@@ -260,6 +295,11 @@ impl Service {
     /// Replaces the badge secret in memory; the caller has committed it to the file.
     pub(crate) fn set_badge_secret(&self, secret: &[u8]) {
         *self.badge_secret.write().unwrap_or_else(|p| p.into_inner()) = secret.into();
+    }
+
+    /// Whether the data file takes writes (see [`health`]).
+    pub fn storage_health(&self) -> &health::StorageHealth {
+        &self.health
     }
 
     /// The service's own counters (`GET /metrics`).

@@ -145,7 +145,7 @@ impl Store {
             .map_err(io(&tmp))?;
         let result = (|| {
             let copy = Database::builder().create(&tmp)?;
-            let snapshot = self.db.begin_read()?;
+            let snapshot = self.db()?.begin_read()?;
             let txn = copy.begin_write()?;
             let counts = copy_all(&snapshot, &txn)?;
             txn.commit()?;

@@ -14,6 +14,7 @@ mod write;
 use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use redb::{
     Database, MultimapTableDefinition, ReadableDatabase, ReadableTable, ReadableTableMetadata,
@@ -80,6 +81,11 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot write the backup {path}: {source}")]
     Backup {
         path: PathBuf,
@@ -87,8 +93,27 @@ pub enum StoreError {
     },
     #[error("the data file is damaged: {0}")]
     Corrupt(String),
+    /// The file is closed while the service reopens it after an I/O error.
+    #[error("the data file is closed after an I/O error and is being reopened")]
+    Closed,
     #[error("storage error: {0}")]
     Db(#[from] redb::Error),
+}
+
+impl StoreError {
+    /// Whether this is the file (or the disk under it) failing rather than its contents or a
+    /// bug: a full disk, a file that became unwritable, a read error. After such an error redb
+    /// refuses every operation until the database is reopened ([`Store::reopen`]).
+    pub fn is_io(&self) -> bool {
+        match self {
+            StoreError::Closed | StoreError::Io { .. } | StoreError::Open { .. } => true,
+            StoreError::Db(e) => matches!(
+                e,
+                redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed
+            ),
+            _ => false,
+        }
+    }
 }
 
 impl From<redb::TransactionError> for StoreError {
@@ -136,8 +161,12 @@ pub struct Snapshot {
 }
 
 /// The open data file.
+///
+/// The database sits behind a lock so that [`Store::reopen`] can replace it after an I/O
+/// error (redb refuses every later operation until then). Each operation clones the handle and
+/// lets go of the lock at once, so nothing waits on it but a reopen.
 pub struct Store {
-    db: Database,
+    db: RwLock<Option<Arc<Database>>>,
     path: PathBuf,
 }
 
@@ -166,29 +195,56 @@ impl Store {
                 .map_err(io_err(dir))?;
         }
         let path = dir.join(DB_FILE);
-        if !path.exists() {
-            OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(&path)
-                .map_err(io_err(&path))?;
+        match std::fs::metadata(&path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Created with its final mode, then at once filled in by redb below.
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&path)
+                    .map_err(io_err(&path))?;
+            }
+            Err(e) => return Err(io_err(&path)(e)),
         }
         std::fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(io_err(&path))?;
-        let db = match Database::builder()
-            .set_cache_size(CACHE_BYTES)
-            .create(&path)
-        {
-            Ok(db) => db,
-            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
-                return Err(StoreError::Locked(dir.to_path_buf()));
-            }
-            Err(e) => return Err(e.into()),
+        let db = open_database(dir, &path)?;
+        let store = Store {
+            db: RwLock::new(Some(Arc::new(db))),
+            path,
         };
-        let store = Store { db, path };
         store.prepare_schema()?;
         Ok(store)
+    }
+
+    /// Closes the database and opens the file again: after an I/O error redb answers every
+    /// call with "previous I/O error" until this is done, and opening runs redb's recovery from
+    /// the last commit. Fails (and stays closed) while the cause is still there, or while a
+    /// reader still holds the old handle (its file lock); the caller retries later.
+    pub fn reopen(&self) -> Result<(), StoreError> {
+        let mut slot = self.db.write().unwrap_or_else(|p| p.into_inner());
+        // Dropping the last handle closes the file and releases redb's lock on it.
+        slot.take();
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        *slot = Some(Arc::new(open_database(dir, &self.path)?));
+        Ok(())
+    }
+
+    /// The current database handle.
+    fn db(&self) -> Result<Arc<Database>, StoreError> {
+        self.db
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(StoreError::Closed)
+    }
+
+    /// One committed write that proves the file takes writes again (after a reopen).
+    pub fn probe_write(&self, now_us: i64) -> Result<(), StoreError> {
+        let mut txn = self.begin_write()?;
+        txn.put_meta("last_write_probe", &now_us.to_be_bytes())?;
+        txn.commit()
     }
 
     /// Path of the data file.
@@ -197,7 +253,7 @@ impl Store {
     }
 
     fn prepare_schema(&self) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
+        let txn = self.db()?.begin_write()?;
         {
             let mut meta = txn.open_table(META)?;
             let found = meta.get("schema_version")?.map(|v| {
@@ -249,7 +305,7 @@ impl Store {
     /// Like [`Store::load`], but hands each check to `on_check` as it is read instead of
     /// collecting them, so a million checks are never held twice.
     pub fn load_streaming(&self, on_check: &mut dyn FnMut(Check)) -> Result<Snapshot, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
             let (_, v) = entry?;
@@ -306,14 +362,14 @@ impl Store {
     /// Starts the write transaction of one batch. Blocks while another is open.
     pub fn begin_write(&self) -> Result<WriteTxn, StoreError> {
         Ok(WriteTxn {
-            txn: self.db.begin_write()?,
+            txn: self.db()?.begin_write()?,
             journal: Vec::new(),
         })
     }
 
     /// The newest `limit` pings of a check, newest first.
     pub fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(PINGS)?;
         let (lo, hi) = keys::check_range24(check);
         let mut out = Vec::new();
@@ -327,7 +383,7 @@ impl Store {
 
     /// The stored body of ping `n`, if it exists and is not empty.
     pub fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(PING_BODIES)?;
         Ok(table
             .get(keys::ping_key(check, n))?
@@ -337,7 +393,7 @@ impl Store {
 
     /// Every stored flip of a check, newest first.
     pub fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(FLIPS)?;
         let (lo, hi) = keys::check_range24(check);
         let mut out = Vec::new();
@@ -350,7 +406,7 @@ impl Store {
 
     /// Checks of a (project, slug) according to the slug index.
     pub fn checks_by_slug(&self, project: Uuid, slug: &str) -> Result<Vec<Uuid>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_multimap_table(SLUG_INDEX)?;
         let mut out = Vec::new();
         for v in table.get(keys::slug_key(project, slug))? {
@@ -361,7 +417,7 @@ impl Store {
 
     /// Every queued alert, oldest first.
     pub fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(OUTBOX)?.iter()? {
             let (k, v) = entry?;
@@ -372,13 +428,13 @@ impl Store {
 
     /// How many alerts wait in the outbox.
     pub fn outbox_len(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(OUTBOX)?.len()?)
     }
 
     /// Every queued alert with its retry state (None before the first try), oldest first.
     pub fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let tries = txn.open_table(OUTBOX_TRIES)?;
         let mut out = Vec::new();
         for entry in txn.open_table(OUTBOX)?.iter()? {
@@ -396,7 +452,7 @@ impl Store {
 
     /// The newest `limit` delivery attempts to a channel, newest first.
     pub fn deliveries(&self, channel: Uuid, limit: usize) -> Result<Vec<Delivery>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(DELIVERIES)?;
         let (lo, hi) = keys::check_range24(channel);
         let mut out = Vec::new();
@@ -409,7 +465,7 @@ impl Store {
 
     /// Every pending repeat alert: (check, channel, due time in µs).
     pub fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(REPEATS)?.iter()? {
             let (k, v) = entry?;
@@ -423,7 +479,7 @@ impl Store {
     /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed
     /// at start). Streams: bodies are not kept.
     pub fn for_each_journaled(&self, mut f: impl FnMut(u64, Ping)) -> Result<(), StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         for entry in txn.open_table(JOURNAL)?.iter()? {
             let (k, v) = entry?;
             f(k.value(), journal_ping(v.value())?);
@@ -433,14 +489,14 @@ impl Store {
 
     /// How many entries the journal holds (folded or not).
     pub fn journal_len(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(JOURNAL)?.len()?)
     }
 
     /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges
     /// are rare next to pings, and a million checks need every byte of memory).
     pub fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn
             .open_table(BADGE_KEYS)?
             .get(badge.as_u128())?
@@ -449,20 +505,34 @@ impl Store {
 
     /// How many checks the file holds.
     pub fn check_count(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(CHECKS)?.len()?)
     }
 
     /// A cheap read that proves the file answers (for `/api/v3/status/`).
     pub fn health_check(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(PROJECTS)?.len()?)
     }
 
     /// A value from the meta table.
     pub fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(META)?.get(key)?.map(|v| v.value().to_vec()))
+    }
+}
+
+fn open_database(dir: &Path, path: &Path) -> Result<Database, StoreError> {
+    match Database::builder().set_cache_size(CACHE_BYTES).create(path) {
+        Ok(db) => Ok(db),
+        Err(redb::DatabaseError::DatabaseAlreadyOpen) => Err(StoreError::Locked(dir.to_path_buf())),
+        Err(redb::DatabaseError::Storage(redb::StorageError::Io(source))) => {
+            Err(StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

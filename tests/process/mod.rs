@@ -31,6 +31,7 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_LOG_FORMAT",
     "OVERDUE_SMTP_URL",
     "OVERDUE_HC_API_KEY",
+    "OVERDUE_STORAGE_GIVE_UP",
     "NOTIFY_SOCKET",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);

@@ -13,6 +13,13 @@
 //! Invariant: the in-memory state may run ahead of the file by the batch being committed.
 //! If a commit fails, every job of the batch gets the error and the state is rebuilt from the
 //! file, so memory never keeps what the file lost.
+//!
+//! An I/O error (a full disk, a file made unwritable) leaves redb refusing every operation
+//! until the file is reopened. The writer then marks the storage failing
+//! ([`StorageHealth`]), refuses jobs with "storage unavailable", and reopens the file with
+//! backoff until a reopened file takes a committed write; it then reloads the state and wakes
+//! the delivery worker (the monitor retries the down flips it could not store by itself). Past
+//! the policy's bound it asks the service to stop.
 
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -22,10 +29,15 @@ use uuid::Uuid;
 
 use crate::service::ServiceError;
 use crate::service::clock::Clock;
+use crate::service::health::{StorageHealth, StoragePolicy};
 use crate::service::journal::{self, FoldPlan};
 use crate::service::metrics::Metrics;
 use crate::service::state::State;
 use crate::store::{Store, StoreError, WriteTxn};
+
+mod recovery;
+
+use recovery::{Recoveries, mark_failing, recover};
 
 /// Most jobs committed in one transaction.
 pub const MAX_BATCH: usize = 1024;
@@ -48,6 +60,8 @@ pub struct WriteCtx<'a> {
     touched: &'a mut Vec<Uuid>,
     /// Set when a job met a storage error: the transaction and memory may be half-changed.
     failed: bool,
+    /// The first I/O error a job met (the file must be reopened).
+    io_error: Option<Arc<StoreError>>,
     /// Set when a job queued alerts: the delivery worker is woken after the commit.
     alerts: bool,
 }
@@ -71,6 +85,7 @@ type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Completion + Send>;
 #[derive(Clone)]
 pub struct Writer {
     jobs: mpsc::Sender<Job>,
+    health: Arc<StorageHealth>,
 }
 
 /// Wraps `f` so its result is sent to `reply` once the batch's commit is known.
@@ -81,13 +96,18 @@ where
 {
     Box::new(move |ctx: &mut WriteCtx<'_>| {
         let result = f(ctx);
-        if matches!(result, Err(ServiceError::Storage(_))) {
+        if let Err(e) = &result
+            && let Some(store_error) = e.store_error()
+        {
             ctx.failed = true;
+            if store_error.is_io() && ctx.io_error.is_none() {
+                ctx.io_error = Some(store_error.clone());
+            }
         }
         Box::new(move |commit: Result<(), Arc<StoreError>>| {
             let out = match (result, commit) {
                 (Err(e), _) => Err(e),
-                (Ok(_), Err(e)) => Err(ServiceError::Storage(e)),
+                (Ok(_), Err(e)) => Err(ServiceError::storage(e)),
                 (Ok(v), Ok(())) => Ok(v),
             };
             // The caller may have gone away (client disconnected); nothing to do then.
@@ -104,6 +124,18 @@ struct Shared {
     deadlines: DeadlineSink,
     metrics: Arc<Metrics>,
     alerts: Arc<Notify>,
+    health: Arc<StorageHealth>,
+    policy: StoragePolicy,
+}
+
+/// What the writer needs besides the store and the state.
+pub struct WriterParts {
+    pub clock: Clock,
+    pub deadlines: DeadlineSink,
+    pub metrics: Arc<Metrics>,
+    pub alerts: Arc<Notify>,
+    pub health: Arc<StorageHealth>,
+    pub policy: StoragePolicy,
 }
 
 impl Writer {
@@ -112,21 +144,41 @@ impl Writer {
     pub fn start(
         store: Arc<Store>,
         state: Arc<RwLock<State>>,
-        clock: Clock,
-        deadlines: DeadlineSink,
-        metrics: Arc<Metrics>,
-        alerts: Arc<Notify>,
+        parts: WriterParts,
     ) -> (Writer, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+        let health = parts.health.clone();
         let shared = Arc::new(Shared {
             store,
             state,
-            clock,
-            deadlines,
-            metrics,
-            alerts,
+            clock: parts.clock,
+            deadlines: parts.deadlines,
+            metrics: parts.metrics,
+            alerts: parts.alerts,
+            health: parts.health,
+            policy: parts.policy,
         });
-        (Writer { jobs: tx }, tokio::spawn(run(rx, shared)))
+        (Writer { jobs: tx, health }, tokio::spawn(run(rx, shared)))
+    }
+
+    /// Refuses a job at once while the storage fails, instead of queueing it for nothing.
+    fn refuse_while_failing(&self) -> Result<(), ServiceError> {
+        if self.health.is_failing() {
+            return Err(ServiceError::StorageUnavailable(Arc::new(
+                StoreError::Closed,
+            )));
+        }
+        Ok(())
+    }
+
+    /// Why a job was dropped without an answer: the writer refused it during a storage
+    /// failure, or it stopped (shutdown).
+    fn dropped(&self) -> ServiceError {
+        if self.health.is_failing() {
+            ServiceError::StorageUnavailable(Arc::new(StoreError::Closed))
+        } else {
+            ServiceError::Unavailable
+        }
     }
 
     /// Runs `f` in the writer and waits until its batch is committed.
@@ -135,12 +187,13 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
     {
+        self.refuse_while_failing()?;
         let (reply, rx) = oneshot::channel();
         self.jobs
             .send(job(f, reply))
             .await
             .map_err(|_| ServiceError::Unavailable)?;
-        rx.await.map_err(|_| ServiceError::Unavailable)?
+        rx.await.map_err(|_| self.dropped())?
     }
 
     /// Like [`Writer::submit`], but answers [`ServiceError::Busy`] at once when the queue is
@@ -150,19 +203,31 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
     {
+        self.refuse_while_failing()?;
         let (reply, rx) = oneshot::channel();
         self.jobs.try_send(job(f, reply)).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => ServiceError::Busy,
             mpsc::error::TrySendError::Closed(_) => ServiceError::Unavailable,
         })?;
-        rx.await.map_err(|_| ServiceError::Unavailable)?
+        rx.await.map_err(|_| self.dropped())?
     }
 }
 
+/// How a run of batches on the blocking thread ended.
+enum Drained {
+    /// The queue was empty.
+    Idle,
+    /// A job panicked (a bug): memory must be rebuilt from the file.
+    Panicked,
+    /// The file met an I/O error: it must be reopened before anything else is written.
+    StorageFailed(Arc<StoreError>),
+}
+
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
+    let mut recoveries = Recoveries::default();
     while let Some(first) = rx.recv().await {
         let worker = shared.clone();
-        let (back, panicked) =
+        let (back, drained) =
             match tokio::task::spawn_blocking(move || drain(first, rx, &worker)).await {
                 Ok(back) => back,
                 Err(e) => {
@@ -172,8 +237,10 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                 }
             };
         rx = back;
-        if panicked {
-            reload(&shared);
+        match drained {
+            Drained::Idle => {}
+            Drained::Panicked => reload(&shared),
+            Drained::StorageFailed(e) => recover(&mut rx, &shared, &e, &mut recoveries).await,
         }
     }
 }
@@ -185,8 +252,12 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
 ///
 /// A panicking job is a bug: its batch is not committed, its callers see "unavailable", and
 /// memory, which may hold the batch's half-done changes, is rebuilt from the file (the
-/// caller does that when the second value is true).
-fn drain(first: Job, mut rx: mpsc::Receiver<Job>, shared: &Shared) -> (mpsc::Receiver<Job>, bool) {
+/// caller does that on [`Drained::Panicked`]).
+fn drain(
+    first: Job,
+    mut rx: mpsc::Receiver<Job>,
+    shared: &Shared,
+) -> (mpsc::Receiver<Job>, Drained) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     batch.push(first);
     loop {
@@ -197,36 +268,45 @@ fn drain(first: Job, mut rx: mpsc::Receiver<Job>, shared: &Shared) -> (mpsc::Rec
             }
         }
         if batch.is_empty() {
-            return (rx, false);
+            return (rx, Drained::Idle);
         }
         let jobs = std::mem::take(&mut batch);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit_batch(jobs, shared)))
         {
-            Ok(emptied) => batch = emptied,
+            Ok((emptied, None)) => batch = emptied,
+            Ok((_, Some(io_error))) => return (rx, Drained::StorageFailed(io_error)),
             Err(_) => {
                 tracing::error!("a write batch panicked; reloading the state from the file");
-                return (rx, true);
+                return (rx, Drained::Panicked);
             }
         }
     }
 }
 
-/// Runs one batch; gives back the (emptied) vector for reuse.
-fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
+/// Runs one batch; gives back the (emptied) vector for reuse, and the I/O error that failed
+/// the batch, if one did (the file must then be reopened).
+fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<StoreError>>) {
     let mut txn = match shared.store.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
-            // Dropping the jobs drops their reply channels: each caller gets "unavailable".
+            let e = Arc::new(e);
             tracing::error!("cannot begin a write transaction: {e}");
+            let io = e.is_io().then(|| {
+                // Marked before the jobs are dropped, so their callers see why.
+                mark_failing(shared, &e);
+                e
+            });
+            // Dropping the jobs drops their reply channels: each caller gets "unavailable"
+            // (or "storage unavailable").
             batch.clear();
-            return batch;
+            return (batch, io);
         }
     };
     let jobs = batch.len();
     let mut completions = Vec::with_capacity(jobs);
     let mut touched = Vec::new();
     let alerts;
-    let (failed, fold) = {
+    let (failed, mut io_error, fold) = {
         let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
         let mut ctx = WriteCtx {
             txn: &mut txn,
@@ -234,6 +314,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             now: shared.clock.now(),
             touched: &mut touched,
             failed: false,
+            io_error: None,
             alerts: false,
         };
         for job in batch.drain(..) {
@@ -248,7 +329,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
         } else {
             journal::plan_due(ctx.state)
         };
-        (ctx.failed, fold)
+        (ctx.failed, ctx.io_error.take(), fold)
     };
     // Written after letting go of the state: readers need not wait for the fold.
     let failed = failed
@@ -256,14 +337,19 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             Ok(()) => false,
             Err(e) => {
                 tracing::error!("folding the ping journal failed: {e}");
+                if e.is_io() && io_error.is_none() {
+                    io_error = Some(Arc::new(e));
+                }
                 true
             }
         };
     let result = if failed {
         let _ = txn.abort();
-        Err(Arc::new(StoreError::Corrupt(
-            "a write in this batch failed; nothing was written".into(),
-        )))
+        Err(io_error.clone().unwrap_or_else(|| {
+            Arc::new(StoreError::Corrupt(
+                "a write in this batch failed; nothing was written".into(),
+            ))
+        }))
     } else {
         let started = std::time::Instant::now();
         let committed = txn.commit().map_err(Arc::new);
@@ -280,6 +366,13 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
             }
             notify_deadlines(shared, touched)
         }
+        Err(e) if e.is_io() => {
+            // Marked before the callers hear of it, so they and the status probe agree.
+            mark_failing(shared, e);
+            io_error = Some(e.clone());
+            // Memory may hold the batch; the reopened file is read back in by `recover`.
+            reload(shared);
+        }
         Err(e) => {
             tracing::error!("commit failed, reloading state from the file: {e}");
             reload(shared);
@@ -288,7 +381,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> Vec<Job> {
     for done in completions {
         done(result.clone());
     }
-    batch
+    (batch, io_error)
 }
 
 /// Replaces the in-memory state with the file's (the file is the truth).

@@ -1,0 +1,315 @@
+//! The real binary on a real small filesystem (an ext4 image on a loop device) whose disk
+//! fills up or whose data file is made immutable: pings and API writes answer 503 "storage
+//! unavailable", `/api/v3/status/` answers 503 with the cause, `doctor` names it, admin commands
+//! keep working, and once the cause is gone the service takes writes again by itself. Past its
+//! bound it exits non-zero for its supervisor. In-process on a paused clock: a check whose
+//! deadline passes while writes fail goes down, with its alerts, once they work again.
+
+mod common;
+mod process;
+mod smallfs;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use overdue::model::spec::parse_spec;
+use overdue::model::{ApiVersion, ChannelConfig, StoredStatus};
+use overdue::ping::route::Signal;
+use overdue::service::health::StoragePolicy;
+use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
+use serde_json::{Value, json};
+
+use process::{Response, Serve, http, overdue_in, wait_until};
+use smallfs::SmallFs;
+
+/// How long the service may take to notice a freed disk (its backoff is at most 10 s).
+const RECOVERY: Duration = Duration::from_secs(30);
+
+/// A check on a fresh service, pinged once; the service, the read-write key and the UUID.
+fn service_with_check(data: &Path, extra: &[&str]) -> (Serve, String, String) {
+    let serve = Serve::start_with(data, extra);
+    let rw = serve.first_start_key("read-write API key:");
+    let check = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "nightly", "timeout": 3600, "grace": 60})),
+    );
+    let uuid = check["ping_url"]
+        .as_str()
+        .and_then(|u| u.rsplit('/').next())
+        .expect("uuid")
+        .to_string();
+    assert_eq!(ping(&serve, &uuid, None).0, 200);
+    (serve, rw, uuid)
+}
+
+/// A ping with a body of `body` bytes (so a batch needs new pages of the file).
+fn ping(serve: &Serve, uuid: &str, body: Option<usize>) -> Response {
+    let body = body.map(|n| Value::String("x".repeat(n)));
+    http(
+        serve.port,
+        "POST",
+        &format!("/ping/{uuid}"),
+        None,
+        body.as_ref(),
+    )
+}
+
+/// Pings with bodies until one is refused (a full disk may still take a write or two into
+/// pages the file already has); the refusal.
+fn ping_until_refused(serve: &Serve, uuid: &str) -> Response {
+    for _ in 0..200 {
+        let answer = ping(serve, uuid, Some(9000));
+        if answer.0 != 200 {
+            return answer;
+        }
+    }
+    panic!("200 pings with 9 kB bodies were all stored on a full disk");
+}
+
+fn status(serve: &Serve) -> Response {
+    http(serve.port, "GET", "/api/v3/status/", None, None)
+}
+
+fn n_pings(serve: &Serve, rw: &str, uuid: &str) -> u64 {
+    let check = serve.http_ok("GET", &format!("/api/v3/checks/{uuid}"), Some(rw), None);
+    check["n_pings"].as_u64().expect("n_pings")
+}
+
+#[test]
+fn a_full_disk_answers_503_storage_unavailable_and_the_service_resumes_once_space_is_freed() {
+    let Some(fs) = SmallFs::ext4_or_skip(32, "a_full_disk_answers_503") else {
+        return;
+    };
+    let data = fs.root.join("data");
+    let (serve, rw, uuid) = service_with_check(&data, &[]);
+    let filler = fs.fill();
+
+    let (code, body) = ping_until_refused(&serve, &uuid);
+    assert_eq!((code, body.as_str()), (503, Some("storage unavailable")));
+    let stored_before = n_pings(&serve, &rw, &uuid);
+    // Every later ping and write is refused the same way, never "shutting down".
+    assert_eq!(
+        ping(&serve, &uuid, None),
+        (503, json!("storage unavailable"))
+    );
+    let (code, doc) = serve.http(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "another"})),
+    );
+    assert_eq!((code, doc), (503, json!({"error": "storage unavailable"})));
+    let (code, text) = status(&serve);
+    let text = text.as_str().expect("text").to_string();
+    assert_eq!(code, 503, "{text}");
+    assert!(text.starts_with("storage unavailable: "), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+    assert!(text.contains("is full"), "{text}");
+    // Reads from memory and the admin socket keep working.
+    assert_eq!(n_pings(&serve, &rw, &uuid), stored_before);
+    let listed = overdue_in(&data, &["check", "ls", "default"]).ok();
+    assert!(listed.contains("nightly"), "{listed}");
+    // doctor says why.
+    let listen = format!("127.0.0.1:{}", serve.port);
+    let report = overdue_in(&data, &["doctor", "--listen", &listen]);
+    assert_eq!(report.code, Some(1), "{}", report.stdout);
+    assert!(
+        report.stdout.contains("cannot write its data file") && report.stdout.contains("is full"),
+        "{}",
+        report.stdout
+    );
+    assert!(report.stdout.contains("MiB are free"), "{}", report.stdout);
+    // The log says it once, with the cause.
+    let log = serve.stderr();
+    assert!(log.contains("writes to the data file fail"), "{log}");
+    assert!(!log.contains("shutting down"), "{log}");
+
+    fs.free(&filler);
+    assert!(
+        wait_until(RECOVERY, || status(&serve).0 == 200),
+        "the service did not resume: {:?}\n{}",
+        status(&serve),
+        serve.stderr()
+    );
+    assert_eq!(ping(&serve, &uuid, Some(9000)), (200, json!("OK")));
+    assert_eq!(n_pings(&serve, &rw, &uuid), stored_before + 1);
+    serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "another"})),
+    );
+    assert!(serve.stderr().contains("the data file takes writes again"));
+}
+
+#[test]
+fn an_immutable_data_file_answers_503_with_the_cause_until_chattr_minus_i() {
+    let Some(fs) = SmallFs::ext4_or_skip(32, "an_immutable_data_file") else {
+        return;
+    };
+    let data = fs.root.join("data");
+    let (serve, rw, uuid) = service_with_check(&data, &[]);
+    let file = data.join("overdue.redb");
+    SmallFs::immutable(&file, true);
+    let refused = ping(&serve, &uuid, Some(100));
+    let (code, text) = status(&serve);
+    let listen = format!("127.0.0.1:{}", serve.port);
+    let report = overdue_in(&data, &["doctor", "--listen", &listen]);
+    SmallFs::immutable(&file, false);
+
+    assert_eq!(refused, (503, json!("storage unavailable")));
+    let text = text.as_str().expect("text").to_string();
+    assert_eq!(code, 503, "{text}");
+    assert!(
+        text.contains("not writable (Operation not permitted)"),
+        "{text}"
+    );
+    assert!(text.contains("chattr -i"), "{text}");
+    assert_eq!(report.code, Some(1), "{}", report.stdout);
+    assert!(report.stdout.contains("chattr -i"), "{}", report.stdout);
+
+    assert!(
+        wait_until(RECOVERY, || status(&serve).0 == 200),
+        "the service did not resume: {}",
+        serve.stderr()
+    );
+    let before = n_pings(&serve, &rw, &uuid);
+    assert_eq!(ping(&serve, &uuid, None), (200, json!("OK")));
+    assert_eq!(n_pings(&serve, &rw, &uuid), before + 1);
+}
+
+#[test]
+fn a_disk_that_stays_full_past_the_bound_makes_the_service_exit_non_zero() {
+    let Some(fs) = SmallFs::ext4_or_skip(32, "a_disk_that_stays_full") else {
+        return;
+    };
+    let data = fs.root.join("data");
+    let (mut serve, _rw, uuid) = service_with_check(&data, &["--storage-give-up", "2"]);
+    let _filler = fs.fill();
+    assert_eq!(ping_until_refused(&serve, &uuid).0, 503);
+    let mut exit = None;
+    assert!(
+        wait_until(RECOVERY, || {
+            exit = serve.child.try_wait().expect("try_wait");
+            exit.is_some()
+        }),
+        "the service kept running on a full disk past its bound\n{}",
+        serve.stderr()
+    );
+    let exit = exit.expect("exited");
+    assert_eq!(exit.code(), Some(1), "{exit}\n{}", serve.stderr());
+    let _ = wait_until(Duration::from_secs(2), || {
+        serve.stderr().contains("did not take writes")
+    });
+    let log = serve.stderr();
+    assert!(log.contains("has not taken writes for 2s"), "{log}");
+    assert!(log.contains("did not take writes for 2s"), "{log}");
+}
+
+static BIG_BODY: [u8; 9000] = [b'x'; 9000];
+
+#[tokio::test(start_paused = true)]
+async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_alerts_once_they_work()
+{
+    let Some(fs) = SmallFs::ext4_or_skip(32, "a_check_whose_deadline_passes") else {
+        return;
+    };
+    let base: Timestamp = "2026-01-01T00:00:00Z".parse().expect("base");
+    let config = ServiceConfig {
+        storage: StoragePolicy {
+            give_up_after: None,
+            ..StoragePolicy::default()
+        },
+        ..ServiceConfig::default()
+    };
+    let data = fs.root.join("data");
+    let service =
+        Arc::new(Service::open(&data, config, Clock::tokio_at(base)).expect("open the data"));
+    let project = service.add_project("p").await.expect("project").uuid;
+    service
+        .add_channel("p", "hook", ChannelConfig::webhook("http://127.0.0.1:9/"))
+        .await
+        .expect("channel");
+    let monitor = overdue::monitor::start(service.clone());
+    let serde_json::Value::Object(body) = json!({"timeout": 60, "grace": 60, "channels": "*"})
+    else {
+        unreachable!()
+    };
+    let check = service
+        .create_check(project, parse_spec(&body).expect("spec"), ApiVersion::V3)
+        .await
+        .expect("create")
+        .0
+        .uuid;
+    let ping = |body: &'static [u8]| common::ping_request(check, Signal::Success, body);
+    service.record_ping(ping(b"")).await.expect("first ping");
+    let pinged = service
+        .read(|s| s.check(&check).and_then(|c| c.last_ping))
+        .expect("pinged");
+
+    let filler = fs.fill();
+    let mut refused = None;
+    for _ in 0..200 {
+        if let Err(e) = service.record_ping(ping(&BIG_BODY)).await {
+            refused = Some(e);
+            break;
+        }
+    }
+    assert!(
+        matches!(refused, Some(ServiceError::StorageUnavailable(_))),
+        "{refused:?}"
+    );
+    assert!(service.storage_health().is_failing());
+    // The deadline passes while nothing can be written: the check cannot go down yet.
+    let down_at = service
+        .read(|s| s.check(&check).and_then(|c| c.alert_after()))
+        .expect("deadline");
+    assert!(down_at < base + SignedDuration::from_secs(130));
+    tokio::time::sleep(Duration::from_secs(130)).await;
+    assert!(service.storage_health().is_failing());
+    assert_ne!(
+        service.read(|s| s.check(&check).map(|c| c.status)),
+        Some(StoredStatus::Down)
+    );
+
+    fs.free(&filler);
+    // The writer's backoff is at most 10 s; the monitor retries as soon as it is told.
+    for _ in 0..60 {
+        if !service.storage_health().is_failing()
+            && service.read(|s| s.check(&check).map(|c| c.status)) == Some(StoredStatus::Down)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(!service.storage_health().is_failing());
+    let flips: Vec<_> = service
+        .store()
+        .flips(check)
+        .expect("flips")
+        .into_iter()
+        .filter(|f| f.new_status == StoredStatus::Down)
+        .collect();
+    assert_eq!(flips.len(), 1, "{flips:?}");
+    assert_eq!(
+        flips[0].created,
+        pinged + SignedDuration::from_secs(120),
+        "stamped with the moment it went down, not the moment it could be stored"
+    );
+    let alerts = service.store().outbox().expect("outbox");
+    assert_eq!(
+        alerts.iter().filter(|e| e.check == check).count(),
+        1,
+        "one alert for the one channel"
+    );
+    monitor.abort();
+    let _ = monitor.await;
+    match Arc::try_unwrap(service) {
+        Ok(service) => service.close().await,
+        Err(_) => panic!("the service is still shared"),
+    }
+}
