@@ -313,3 +313,41 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
         Err(_) => panic!("the service is still shared"),
     }
 }
+
+#[test]
+fn an_empty_data_file_is_refused_with_a_message_and_left_as_it_is() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let file = data.join("overdue.redb");
+    std::fs::write(&file, b"").expect("empty file");
+
+    let mut serve = Serve::spawn(&data, process::free_port());
+    let mut exit = None;
+    let exited = wait_until(Duration::from_secs(10), || {
+        exit = serve.child.try_wait().expect("try_wait");
+        exit.is_some()
+    });
+    assert!(
+        exited,
+        "serve started on an empty data file\n{}",
+        serve.stdout()
+    );
+    let _ = wait_until(Duration::from_secs(2), || {
+        serve.stderr().contains("Restore")
+    });
+    let stderr = serve.stderr();
+    assert_eq!(exit.and_then(|e| e.code()), Some(1), "{stderr}");
+    assert!(stderr.contains("is empty (0 bytes)"), "{stderr}");
+    assert!(stderr.contains("Restore a backup"), "{stderr}");
+    assert!(!serve.stdout().contains("API key"), "no new keys are made");
+    let ls = overdue_in(&data, &["check", "ls", "default"]);
+    assert_eq!(ls.code, Some(1), "{}", ls.stdout);
+    assert!(ls.stderr.contains("is empty (0 bytes)"), "{}", ls.stderr);
+    assert_eq!(std::fs::metadata(&file).expect("file").len(), 0);
+
+    // Removing it, as the message says, starts afresh.
+    std::fs::remove_file(&file).expect("remove");
+    let serve = Serve::start(&data);
+    assert!(!serve.first_start_key("read-write API key:").is_empty());
+}

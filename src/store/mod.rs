@@ -91,6 +91,14 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{0} is empty (0 bytes): it was cut short (a crash while it was written, a failed \
+         restore, or `> {file}`), and opening it would start a new, empty database with new \
+         keys. Restore a backup (`cp BACKUP {0}`, with the service stopped), or remove the \
+         file to start afresh",
+        file = DB_FILE
+    )]
+    EmptyFile(PathBuf),
     #[error("the data file is damaged: {0}")]
     Corrupt(String),
     /// The file is closed while the service reopens it after an I/O error.
@@ -196,6 +204,9 @@ impl Store {
         }
         let path = dir.join(DB_FILE);
         match std::fs::metadata(&path) {
+            // redb would take an empty file for a new one and write a fresh database into it:
+            // every key, check and channel would be gone without a word.
+            Ok(meta) if meta.len() == 0 => return Err(StoreError::EmptyFile(path)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Created with its final mode, then at once filled in by redb below.
@@ -227,6 +238,9 @@ impl Store {
         // Dropping the last handle closes the file and releases redb's lock on it.
         slot.take();
         let dir = self.path.parent().unwrap_or(Path::new("."));
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
+            return Err(StoreError::EmptyFile(self.path.clone()));
+        }
         *slot = Some(Arc::new(open_database(dir, &self.path)?));
         Ok(())
     }
