@@ -18,6 +18,7 @@ use crate::api::response::{text_response, with_cors};
 use crate::api::router::canonical_uuid;
 use crate::model::limits::API_KEY_LEN;
 use crate::model::metrics::project_exposition;
+use crate::service::ServiceError;
 use crate::service::auth::Verdict;
 use crate::service::metrics::render;
 
@@ -93,7 +94,7 @@ pub fn service(app: &App, method: &Method, headers: &HeaderMap) -> Response {
     }
     let outbox = match app.service.store().outbox_len() {
         Ok(n) => n,
-        Err(e) => return ApiError::Internal(e.to_string()).into_response(METHODS),
+        Err(e) => return ApiError::from(ServiceError::from(e)).into_response(METHODS),
     };
     let snapshot = app.service.metrics().snapshot(outbox);
     text_response(StatusCode::OK, EXPOSITION, render(&snapshot))
