@@ -239,7 +239,11 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
         rx = back;
         match drained {
             Drained::Idle => {}
-            Drained::Panicked => reload(&shared),
+            Drained::Panicked => {
+                if let Err(e) = reload(&shared) {
+                    tracing::error!("cannot reload the state from the file: {e}");
+                }
+            }
             Drained::StorageFailed(e) => recover(&mut rx, &shared, &e, &mut recoveries).await,
         }
     }
@@ -290,12 +294,14 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
         Ok(txn) => txn,
         Err(e) => {
             let e = Arc::new(e);
-            tracing::error!("cannot begin a write transaction: {e}");
-            let io = e.is_io().then(|| {
-                // Marked before the jobs are dropped, so their callers see why.
+            let io = if e.is_io() {
+                // Marked (and logged) before the jobs are dropped, so their callers see why.
                 mark_failing(shared, &e);
-                e
-            });
+                Some(e)
+            } else {
+                tracing::error!("cannot begin a write transaction: {e}");
+                None
+            };
             // Dropping the jobs drops their reply channels: each caller gets "unavailable"
             // (or "storage unavailable").
             batch.clear();
@@ -370,12 +376,17 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
             // Marked before the callers hear of it, so they and the status probe agree.
             mark_failing(shared, e);
             io_error = Some(e.clone());
-            // Memory may hold the batch; the reopened file is read back in by `recover`.
-            reload(shared);
+            // Memory may hold the batch. A file that failed may not even answer reads; then
+            // memory keeps the batch until `recover` reads the reopened file back in.
+            if let Err(e) = reload(shared) {
+                tracing::debug!("cannot reload the state from the failed file yet: {e}");
+            }
         }
         Err(e) => {
             tracing::error!("commit failed, reloading state from the file: {e}");
-            reload(shared);
+            if let Err(e) = reload(shared) {
+                tracing::error!("cannot reload the state from the file: {e}");
+            }
         }
     }
     for done in completions {
@@ -385,11 +396,10 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
 }
 
 /// Replaces the in-memory state with the file's (the file is the truth).
-fn reload(shared: &Shared) {
-    match State::load(&shared.store) {
-        Ok(fresh) => *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh,
-        Err(e) => tracing::error!("cannot reload the state from the file: {e}"),
-    }
+fn reload(shared: &Shared) -> Result<(), StoreError> {
+    let fresh = State::load(&shared.store)?;
+    *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+    Ok(())
 }
 
 fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {

@@ -11,7 +11,6 @@ use tokio::sync::mpsc;
 
 use super::{Job, Shared};
 use crate::service::health::{FileFacts, diagnose};
-use crate::service::state::State;
 use crate::store::StoreError;
 
 /// What the writer remembers of its last recovery, so that a file that fails again soon after
@@ -165,7 +164,5 @@ fn reopen(shared: &Shared) -> Result<(), StoreError> {
     shared
         .store
         .probe_write(crate::model::time::to_micros(shared.clock.now()))?;
-    let fresh = State::load(&shared.store)?;
-    *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh;
-    Ok(())
+    super::reload(shared)
 }
