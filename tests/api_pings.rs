@@ -537,3 +537,34 @@ async fn ping_rate_limit_answers_ok_without_recording() {
     assert_eq!(s.get_check(uuid).await["n_pings"], 2);
     s.stop().await;
 }
+
+/// Issue 13.4: `?create=1` names the new check after the slug, so the API's limits for a
+/// slug and a name apply: too long is 400 with the API's reason, and nothing is created.
+#[tokio::test]
+async fn create_by_ping_applies_the_api_limits_to_slug_and_name() {
+    let s = TestServer::start().await;
+    let key = s.ping_key.clone();
+    let long = "a".repeat(101);
+    let r = ping(&s, Method::GET, &format!("{key}/{long}?create=1")).await;
+    assert_eq!(
+        (r.status().as_u16(), r.text().await.unwrap()),
+        (400, "slug is too long".to_string())
+    );
+    let r = ping(
+        &s,
+        Method::POST,
+        &format!("{key}/{}?create=1", "b".repeat(5000)),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert!(s.list().await.is_empty(), "nothing was created");
+    let longest = "c".repeat(100);
+    let r = ping(&s, Method::GET, &format!("{key}/{longest}?create=1")).await;
+    assert_eq!(r.status(), 201);
+    let list = s.list().await;
+    assert_eq!(
+        (&list[0]["name"], &list[0]["slug"]),
+        (&json!(longest), &json!(longest))
+    );
+    s.stop().await;
+}

@@ -89,6 +89,9 @@ fn cases() -> Vec<(Value, &'static str)> {
         (json!({"unique": null}), "unique is not an array"),
         (json!({"channels": null}), "channels is not a string"),
         (json!({"timeout": 1, "desc": 5}), "desc is not a string"),
+        // Issue 13.3: one create must not make every badge list or check list huge.
+        (json!({"tags": "t ".repeat(250) + "x"}), "tags is too long"),
+        (json!({"desc": "d".repeat(10_001)}), "desc is too long"),
     ]
 }
 
@@ -208,5 +211,19 @@ async fn bad_channels_are_400_and_store_nothing() {
         assert_eq!(status_json(r).await, (400, json!({"error": message})));
     }
     assert!(s.list().await.is_empty());
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn tags_and_desc_at_their_limits_are_kept_whole() {
+    let s = TestServer::start().await;
+    let tags = "ab ".repeat(166) + "xy";
+    assert_eq!(tags.chars().count(), 500);
+    let desc = "é".repeat(10_000);
+    let created = s.create(json!({"tags": tags, "desc": desc})).await;
+    assert_eq!(
+        (&created["tags"], &created["desc"]),
+        (&json!(tags), &json!(desc))
+    );
     s.stop().await;
 }

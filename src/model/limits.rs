@@ -20,6 +20,11 @@ pub const DEFAULT_TZ: &str = "UTC";
 pub const NAME_MAX_CHARS: usize = 100;
 /// Longest `slug`, in characters.
 pub const SLUG_MAX_CHARS: usize = 100;
+/// Longest `tags` (space-separated), in characters: the reference's database column.
+pub const TAGS_MAX_CHARS: usize = 500;
+/// Longest `desc`, in characters. The reference has no limit; every check is kept in memory
+/// and listed whole, so one create must not be able to take megabytes (a page of notes fits).
+pub const DESC_MAX_CHARS: usize = 10_000;
 /// Longest `schedule`, in characters.
 pub const SCHEDULE_MAX_CHARS: usize = 100;
 /// Longest keyword list (`start_kw`, `success_kw`, `failure_kw`, `subject`, `subject_fail`).

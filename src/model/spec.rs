@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use crate::model::ApiVersion;
 use crate::model::check::{Check, Kind};
 use crate::model::limits::{
-    KEYWORDS_MAX_CHARS, MAX_PERIOD_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS,
-    SLUG_MAX_CHARS,
+    DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_PERIOD_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS,
+    SCHEDULE_MAX_CHARS, SLUG_MAX_CHARS, TAGS_MAX_CHARS,
 };
 use crate::model::slug::slugify;
 use crate::schedule::{self, Schedule, ScheduleKind};
@@ -125,11 +125,31 @@ fn is_slug(s: &str) -> bool {
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
+/// The rules for a slug given anywhere a check gets one (the API, `?create=1` pings): at most
+/// [`SLUG_MAX_CHARS`] characters of `a-z0-9-_`.
+pub fn check_slug(slug: &str) -> Result<(), SpecError> {
+    if slug.chars().count() > SLUG_MAX_CHARS {
+        return Err(SpecError::new("slug", "is too long"));
+    }
+    if !is_slug(slug) {
+        return Err(SpecError::new("slug", "does not match pattern"));
+    }
+    Ok(())
+}
+
+/// The rule for a name given anywhere a check gets one: at most [`NAME_MAX_CHARS`] characters.
+pub fn check_name(name: &str) -> Result<(), SpecError> {
+    if name.chars().count() > NAME_MAX_CHARS {
+        return Err(SpecError::new("name", "is too long"));
+    }
+    Ok(())
+}
+
 /// Validates a create/update body. Unknown members (including `api_key`) are ignored.
 pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     let mut spec = CheckSpec {
         channels: string(body, "channels", None)?,
-        desc: string(body, "desc", None)?,
+        desc: string(body, "desc", Some(DESC_MAX_CHARS))?,
         failure_kw: string(body, "failure_kw", Some(KEYWORDS_MAX_CHARS))?,
         filter_subject: boolean(body, "filter_subject")?,
         filter_body: boolean(body, "filter_body")?,
@@ -155,14 +175,14 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
         ));
     }
     spec.slug = string(body, "slug", Some(SLUG_MAX_CHARS))?;
-    if spec.slug.as_deref().is_some_and(|s| !is_slug(s)) {
-        return Err(SpecError::new("slug", "does not match pattern"));
+    if let Some(slug) = &spec.slug {
+        check_slug(slug)?;
     }
     spec.start_kw = string(body, "start_kw", Some(KEYWORDS_MAX_CHARS))?;
     spec.subject = string(body, "subject", Some(KEYWORDS_MAX_CHARS))?;
     spec.subject_fail = string(body, "subject_fail", Some(KEYWORDS_MAX_CHARS))?;
     spec.success_kw = string(body, "success_kw", Some(KEYWORDS_MAX_CHARS))?;
-    spec.tags = string(body, "tags", None)?;
+    spec.tags = string(body, "tags", Some(TAGS_MAX_CHARS))?;
     spec.timeout = period(body, "timeout")?;
     spec.tz = match string(body, "tz", None)? {
         None => None,

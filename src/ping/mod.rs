@@ -23,7 +23,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 
 /// A ping answer with the never-cache headers; successful ones also allow any origin and
 /// state the body limit.
-fn answer(app: &App, status: StatusCode, body: &'static str) -> Response {
+fn answer(app: &App, status: StatusCode, body: impl Into<bytes::Bytes>) -> Response {
     let mut resp = text_response(status, TEXT, body);
     let h = resp.headers_mut();
     h.insert(
@@ -66,6 +66,8 @@ fn error_answer(app: &App, e: &ServiceError) -> Response {
         ServiceError::NotFound => answer(app, StatusCode::NOT_FOUND, "not found"),
         ServiceError::AmbiguousSlug => answer(app, StatusCode::CONFLICT, "ambiguous slug"),
         ServiceError::InvalidUrl => answer(app, StatusCode::BAD_REQUEST, "invalid url format"),
+        // A `?create=1` slug the API would refuse as a check's slug or name.
+        ServiceError::Invalid(e) => answer(app, StatusCode::BAD_REQUEST, e.to_string()),
         ServiceError::Busy => {
             let mut r = answer(app, StatusCode::SERVICE_UNAVAILABLE, "busy, try again");
             r.headers_mut()

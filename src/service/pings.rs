@@ -7,6 +7,7 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use crate::model::ping::record;
+use crate::model::spec::{check_name, check_slug};
 use crate::model::{Check, Ping};
 use crate::ping::classify::{EmailText, classify_email, classify_http};
 use crate::ping::route::{Signal, Target};
@@ -97,6 +98,9 @@ impl Service {
                     match found.as_slice() {
                         [one] => (*one, false),
                         [] if req.create && !bad_exit => {
+                            // The slug names the new check: the API's rules for both apply.
+                            check_slug(slug)?;
+                            check_name(slug)?;
                             let new_uuid = Uuid::new_v4();
                             let seq = ctx.state.next_seq();
                             let mut check =
