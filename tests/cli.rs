@@ -932,3 +932,45 @@ fn channel_test_with_a_token_file_stopped_and_through_the_control_socket() {
     assert_eq!(dead["failing"], 1, "{dead}");
     drop(serve);
 }
+
+/// Issue 13.6: a service that holds the control socket but does not answer (here stopped with
+/// SIGSTOP) makes admin commands fail with a message after their deadline, not wait forever.
+#[test]
+fn admin_commands_give_up_on_a_stopped_service_with_a_message() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let serve = Serve::start(&data);
+    let pid = serve.child.id() as libc::pid_t;
+    // SAFETY: a plain signal to the child this test spawned (and still owns).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let mut ls = base_command()
+        .arg("--data")
+        .arg(&data)
+        .args(["check", "ls", "default"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn check ls");
+    let mut status = None;
+    let answered = wait_until(Duration::from_secs(60), || {
+        status = ls.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    if !answered {
+        let _ = ls.kill();
+    }
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert!(
+        answered,
+        "check ls still waits for a stopped service after 60 s"
+    );
+    let out = ls.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert!(stderr.contains("does not answer"), "{stderr}");
+    assert!(stderr.contains("no answer within 10s"), "{stderr}");
+    // Resumed, it answers again.
+    let listed = overdue(&data, &["check", "ls", "default"]).ok();
+    assert!(listed.contains("UUID"), "{listed}");
+}

@@ -9,8 +9,14 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
+use std::time::Duration;
+
+use crate::cli::ChannelCmd;
 use crate::cli::admin::{AdminCommand, AdminOutput, execute};
-use crate::model::limits::CONTROL_REQUEST_LIMIT;
+use crate::model::limits::{
+    CONTROL_CHANNEL_TEST_TIMEOUT_SECS, CONTROL_LONG_TIMEOUT_SECS, CONTROL_REQUEST_LIMIT,
+    CONTROL_TIMEOUT_SECS,
+};
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
 
@@ -83,26 +89,57 @@ fn too_large() -> AdminOutput {
     ))
 }
 
-async fn send(stream: UnixStream, cmd: &AdminCommand) -> std::io::Result<AdminOutput> {
+/// How long `cmd` may take before the service counts as not answering.
+pub fn deadline(cmd: &AdminCommand) -> Duration {
+    Duration::from_secs(match cmd {
+        AdminCommand::Backup { .. }
+        | AdminCommand::Export { .. }
+        | AdminCommand::Import { .. }
+        | AdminCommand::Migrate { .. } => CONTROL_LONG_TIMEOUT_SECS,
+        AdminCommand::Channel(ChannelCmd::Test { .. }) => CONTROL_CHANNEL_TEST_TIMEOUT_SECS,
+        _ => CONTROL_TIMEOUT_SECS,
+    })
+}
+
+/// Sends `cmd` and reads the answer, within `limit` for the whole exchange: a service that
+/// holds the socket but is stopped (SIGSTOP) or out of file descriptors accepts the connection
+/// (the kernel queues it) and then never answers.
+async fn send(
+    stream: UnixStream,
+    cmd: &AdminCommand,
+    limit: Duration,
+) -> std::io::Result<AdminOutput> {
     let (read, mut write) = stream.into_split();
     let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
     request.push(b'\n');
     if request.len() as u64 > CONTROL_REQUEST_LIMIT {
         return Ok(too_large());
     }
-    write.write_all(&request).await?;
-    let mut line = String::new();
-    BufReader::new(read).read_line(&mut line).await?;
-    serde_json::from_str(&line).map_err(std::io::Error::other)
+    let exchange = async {
+        write.write_all(&request).await?;
+        let mut line = String::new();
+        BufReader::new(read).read_line(&mut line).await?;
+        serde_json::from_str(&line).map_err(std::io::Error::other)
+    };
+    match tokio::time::timeout(limit, exchange).await {
+        Ok(answer) => answer,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {}s", limit.as_secs()),
+        )),
+    }
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let socket = socket_path(data);
-    if let Ok(stream) = UnixStream::connect(&socket).await {
-        return send(stream, &cmd).await.unwrap_or_else(|e| {
+    let limit = deadline(&cmd);
+    let connected = tokio::time::timeout(limit, UnixStream::connect(&socket)).await;
+    if let Ok(Ok(stream)) = connected {
+        return send(stream, &cmd, limit).await.unwrap_or_else(|e| {
             AdminOutput::error(format!(
-                "the service at {} did not answer: {e}",
+                "the service at {} does not answer ({e}); is it stopped or stuck? \
+                 `systemctl status overdue` shows its state, and restarting it is safe",
                 socket.display()
             ))
         });
