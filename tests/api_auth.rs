@@ -2,7 +2,8 @@
 
 mod common;
 
-use common::{TestServer, status_json};
+use common::{Options, TestServer, status_json};
+use overdue::api::ApiConfig;
 use reqwest::Method;
 use serde_json::json;
 
@@ -288,5 +289,89 @@ async fn rate_limit_answers_429_with_retry_after() {
             .status(),
         200
     );
+    s.stop().await;
+}
+
+/// A GET of the check list with `key`, as the client at `addr` (behind a trusted proxy).
+async fn list_as(s: &TestServer, key: &str, addr: &str) -> reqwest::Response {
+    s.anon(Method::GET, "/api/v3/checks/")
+        .header("X-Api-Key", key)
+        .header("X-Forwarded-For", addr)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// argon2 runs that failed so far.
+fn failed_runs(s: &TestServer) -> u64 {
+    s.service.metrics().snapshot(0, false).keys_failed
+}
+
+/// Issue 13.8: wrong keys that carry a real identifier cost an argon2 run each; past 10 failures
+/// a minute per identifier or per client they are refused with 429 before argon2, while keys
+/// verified before keep working and other keys' first use is not held up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_verifications_are_throttled_per_identifier_and_per_client_before_argon2() {
+    let s = TestServer::start_with(Options {
+        api: ApiConfig {
+            api_rate_limit: 0,
+            trust_proxy: true,
+            ..ApiConfig::default()
+        },
+        ..Options::default()
+    })
+    .await;
+    assert_eq!(list_as(&s, &s.rw, "10.0.0.1").await.status(), 200);
+    let wrong = |key: &str| format!("{}{}", &key[..12], "Z".repeat(20));
+
+    // One client, one identifier: ten failures run argon2, the eleventh does not.
+    for _ in 0..10 {
+        assert_eq!(list_as(&s, &wrong(&s.rw), "10.0.1.1").await.status(), 401);
+    }
+    assert_eq!(failed_runs(&s), 10);
+    let r = list_as(&s, &wrong(&s.rw), "10.0.1.1").await;
+    assert_eq!(r.status(), 429);
+    let wait: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(
+        status_json(r).await.1,
+        json!({"error": "rate limit exceeded"})
+    );
+    // The identifier is spent for every client; the client for every identifier.
+    assert_eq!(list_as(&s, &wrong(&s.rw), "10.0.1.2").await.status(), 429);
+    assert_eq!(list_as(&s, &wrong(&s.ro), "10.0.1.1").await.status(), 429);
+    assert_eq!(failed_runs(&s), 10, "no argon2 run for throttled keys");
+    // The key verified before keeps working during the attack, from anywhere.
+    assert_eq!(list_as(&s, &s.rw, "10.0.1.1").await.status(), 200);
+    // A new key's first use is neither throttled nor queued behind the attack.
+    let fresh = s
+        .service
+        .add_key("default", false, "")
+        .await
+        .unwrap()
+        .plaintext;
+    assert_eq!(list_as(&s, &fresh, "10.0.2.1").await.status(), 200);
+
+    // 32 clients at once with another leaked identifier: about ten argon2 runs in all.
+    let before = failed_runs(&s);
+    let attempts = (0..32).map(|i| {
+        let key = wrong(&s.ro);
+        let addr = format!("10.0.3.{i}");
+        let s = &s;
+        async move { list_as(s, &key, &addr).await.status().as_u16() }
+    });
+    let codes = futures_util::future::join_all(attempts).await;
+    let throttled = codes.iter().filter(|c| **c == 429).count();
+    let runs = failed_runs(&s) - before;
+    assert!(codes.iter().all(|c| *c == 401 || *c == 429), "{codes:?}");
+    assert!(
+        runs <= 11,
+        "{runs} argon2 runs for one identifier in a minute"
+    );
+    assert_eq!(throttled as u64, 32 - runs, "{codes:?}");
     s.stop().await;
 }

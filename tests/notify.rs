@@ -206,7 +206,7 @@ async fn a_receiver_answering_500_twice_gets_the_alert_on_the_third_try() {
             (3, Some(200), String::new()),
         ]
     );
-    let counted = t.service.metrics().snapshot(0);
+    let counted = t.service.metrics().snapshot(0, false);
     assert_eq!(
         (counted.deliveries_ok, counted.deliveries_failed),
         (1, 2),

@@ -33,10 +33,23 @@ fn body_key(body: &Map<String, Value>) -> Option<String> {
     })
 }
 
-async fn grant(app: &App, key: &str, allow_read_only: bool) -> Result<Grant, ApiError> {
-    match app.service.authenticate(key, allow_read_only).await {
+async fn grant(
+    app: &App,
+    req: &Request,
+    key: &str,
+    allow_read_only: bool,
+) -> Result<Grant, ApiError> {
+    let client = req.client_addr(app.config.trust_proxy);
+    match app
+        .service
+        .authenticate(key, allow_read_only, client.as_deref())
+        .await
+    {
         Verdict::Missing => Err(ApiError::Unauthorized("missing api key")),
         Verdict::Wrong => Err(ApiError::Unauthorized("wrong api key")),
+        Verdict::Throttled { retry_after } => Err(ApiError::RateLimited {
+            retry_after: retry_after.as_secs().max(1),
+        }),
         Verdict::Granted(g) => {
             app.limiter.check(&g.key_id)?;
             Ok(g)
@@ -54,11 +67,11 @@ pub async fn authorize(
         .header("x-api-key")
         .or_else(|| body_key(body))
         .unwrap_or_default();
-    grant(app, &key, false).await
+    grant(app, req, &key, false).await
 }
 
 /// Read endpoints: the header only; read-only keys welcome.
 pub async fn authorize_read(app: &App, req: &Request) -> Result<Grant, ApiError> {
     let key = req.header("x-api-key").unwrap_or_default();
-    grant(app, &key, true).await
+    grant(app, req, &key, true).await
 }

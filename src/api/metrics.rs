@@ -36,7 +36,13 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Handles `/projects/<rest>`.
-pub async fn project(app: &App, method: &Method, rest: &str, headers: &HeaderMap) -> Response {
+pub async fn project(
+    app: &App,
+    method: &Method,
+    rest: &str,
+    headers: &HeaderMap,
+    client: Option<String>,
+) -> Response {
     let parts: Vec<&str> = rest.split('/').collect();
     let (project, url_key) = match parts.as_slice() {
         [uuid, "metrics"] | [uuid, "metrics", ""] => (canonical_uuid(uuid), None),
@@ -60,8 +66,18 @@ pub async fn project(app: &App, method: &Method, rest: &str, headers: &HeaderMap
     if key.chars().count() != API_KEY_LEN {
         return ApiError::BadRequest("wrong api key length".into()).into_response(METHODS);
     }
-    let grant = match app.service.authenticate(&key, true).await {
+    let grant = match app
+        .service
+        .authenticate(&key, true, client.as_deref())
+        .await
+    {
         Verdict::Granted(g) if g.project == project && (g.read_only || !url_form) => g,
+        Verdict::Throttled { retry_after } => {
+            return ApiError::RateLimited {
+                retry_after: retry_after.as_secs().max(1),
+            }
+            .into_response(METHODS);
+        }
         _ => return ApiError::Forbidden.into_response(METHODS),
     };
     if let Err(e) = app.limiter.check(&grant.key_id) {
@@ -96,7 +112,8 @@ pub fn service(app: &App, method: &Method, headers: &HeaderMap) -> Response {
         Ok(n) => n,
         Err(e) => return ApiError::from(ServiceError::from(e)).into_response(METHODS),
     };
-    let snapshot = app.service.metrics().snapshot(outbox);
+    let failing = app.service.storage_health().is_failing();
+    let snapshot = app.service.metrics().snapshot(outbox, failing);
     text_response(StatusCode::OK, EXPOSITION, render(&snapshot))
 }
 

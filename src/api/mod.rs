@@ -99,11 +99,57 @@ impl Request {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
+    /// The client's address (see [`client`]).
+    pub fn client_addr(&self, trust_proxy: bool) -> Option<String> {
+        client(trust_proxy, &self.headers, self.remote).0
+    }
+
     /// Query parameters in order, percent-decoded.
     pub fn query_pairs(&self) -> Vec<(String, String)> {
         form_urlencoded::parse(self.query.as_bytes())
             .into_owned()
             .collect()
+    }
+}
+
+/// The client's address and scheme: from the proxy headers only when they are trusted.
+pub fn client(
+    trust_proxy: bool,
+    headers: &HeaderMap,
+    remote: Option<SocketAddr>,
+) -> (Option<String>, String) {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let socket = remote.map(|a| a.ip().to_string());
+    if !trust_proxy {
+        return (socket, "http".into());
+    }
+    let addr = match header("x-forwarded-for") {
+        Some(list) => {
+            let first = list.split(',').next().unwrap_or("").to_string();
+            Some(strip_port(&first))
+        }
+        None => socket,
+    };
+    (
+        addr,
+        header("x-forwarded-proto").unwrap_or_else(|| "http".into()),
+    )
+}
+
+/// `1.2.3.4:5678` → `1.2.3.4`; anything else unchanged (reference §4.3 step 3).
+fn strip_port(addr: &str) -> String {
+    if addr.parse::<std::net::IpAddr>().is_ok() {
+        return addr.to_string();
+    }
+    match addr.rsplit_once(':') {
+        Some((ip, _)) if ip.split('.').count() == 4 && ip.parse::<std::net::Ipv4Addr>().is_ok() => {
+            ip.to_string()
+        }
+        _ => addr.to_string(),
     }
 }
 
@@ -192,7 +238,8 @@ pub async fn handle(
         return badges::handle(&app, &method, rest, true);
     }
     if let Some(rest) = path.strip_prefix("/projects/") {
-        return metrics::project(&app, &method, rest, &headers).await;
+        let addr = client(app.config.trust_proxy, &headers, remote).0;
+        return metrics::project(&app, &method, rest, &headers, addr).await;
     }
     if path == "/metrics" {
         return metrics::service(&app, &method, &headers);
@@ -248,5 +295,19 @@ pub async fn handle(
     match result {
         Ok(resp) => with_cors(resp, methods),
         Err(e) => e.into_response(methods),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_port;
+
+    #[test]
+    fn forwarded_addresses_like_the_reference() {
+        assert_eq!(strip_port("1.1.1.1"), "1.1.1.1");
+        assert_eq!(strip_port("2001::1"), "2001::1");
+        assert_eq!(strip_port("1.1.1.1:1234"), "1.1.1.1");
+        assert_eq!(strip_port("::ffff:1.1.1.1"), "::ffff:1.1.1.1");
+        assert_eq!(strip_port("garbage"), "garbage");
     }
 }

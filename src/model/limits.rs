@@ -41,6 +41,10 @@ pub const DEFAULT_API_RATE_LIMIT: u32 = 100;
 /// Largest Management API request body we read, in bytes.
 pub const MAX_API_BODY_BYTES: usize = 1 << 20;
 
+/// Failed API key verifications (argon2 runs that did not match) allowed per minute for one
+/// key identifier, and the same for one client address; past either, keys not verified
+/// before are refused with 429 without an argon2 run.
+pub const FAILURES_PER_MINUTE: u32 = 10;
 /// Length of every API key (`hcw_`/`hcr_` + 28 random characters, decision 11).
 pub const API_KEY_LEN: usize = 32;
 /// Random characters after the `hcw_`/`hcr_` prefix of an API key.

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod outbox;
 pub mod ping;
 pub mod project;
+pub mod ratelimit;
 pub mod slug;
 pub mod spec;
 pub mod time;

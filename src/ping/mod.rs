@@ -13,7 +13,7 @@ use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
 
 use crate::api::response::text_response;
-use crate::api::{App, BodyStream, read_body};
+use crate::api::{App, BodyStream, client, read_body};
 use crate::model::limits::USER_AGENT_MAX_CHARS;
 use crate::service::ServiceError;
 use crate::service::pings::PingRequest;
@@ -88,43 +88,6 @@ fn error_answer(app: &App, e: &ServiceError) -> Response {
     }
 }
 
-/// The client's address and scheme: from the proxy headers only when they are trusted.
-fn client(app: &App, headers: &HeaderMap, remote: Option<SocketAddr>) -> (Option<String>, String) {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-    };
-    let socket = remote.map(|a| a.ip().to_string());
-    if !app.config.trust_proxy {
-        return (socket, "http".into());
-    }
-    let addr = match header("x-forwarded-for") {
-        Some(list) => {
-            let first = list.split(',').next().unwrap_or("").to_string();
-            Some(strip_port(&first))
-        }
-        None => socket,
-    };
-    (
-        addr,
-        header("x-forwarded-proto").unwrap_or_else(|| "http".into()),
-    )
-}
-
-/// `1.2.3.4:5678` → `1.2.3.4`; anything else unchanged (reference §4.3 step 3).
-fn strip_port(addr: &str) -> String {
-    if addr.parse::<std::net::IpAddr>().is_ok() {
-        return addr.to_string();
-    }
-    match addr.rsplit_once(':') {
-        Some((ip, _)) if ip.split('.').count() == 4 && ip.parse::<std::net::Ipv4Addr>().is_ok() => {
-            ip.to_string()
-        }
-        _ => addr.to_string(),
-    }
-}
-
 /// Handles `/ping/<rest>`.
 pub async fn handle(
     app: &App,
@@ -187,7 +150,7 @@ pub async fn handle(
             return answer(app, StatusCode::OK, "OK (rate-limited)");
         }
     }
-    let (remote_addr, scheme) = client(app, headers, remote);
+    let (remote_addr, scheme) = client(app.config.trust_proxy, headers, remote);
     let ua = headers
         .get("user-agent")
         .map(|v| {
@@ -212,19 +175,5 @@ pub async fn handle(
         Ok(outcome) if outcome.created => answer(app, StatusCode::CREATED, "Created"),
         Ok(_) => answer(app, StatusCode::OK, "OK"),
         Err(e) => error_answer(app, &e),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::strip_port;
-
-    #[test]
-    fn forwarded_addresses_like_the_reference() {
-        assert_eq!(strip_port("1.1.1.1"), "1.1.1.1");
-        assert_eq!(strip_port("2001::1"), "2001::1");
-        assert_eq!(strip_port("1.1.1.1:1234"), "1.1.1.1");
-        assert_eq!(strip_port("::ffff:1.1.1.1"), "::ffff:1.1.1.1");
-        assert_eq!(strip_port("garbage"), "garbage");
     }
 }

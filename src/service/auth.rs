@@ -6,9 +6,15 @@
 //! bounded map) so that only its first use after start pays. The cache maps to the key's
 //! identifier, which is looked up in the live state on every hit: a removed key stops
 //! working at once.
+//!
+//! Failed verifications are throttled per key identifier and per client address: once either
+//! has [`FAILURES_PER_MINUTE`] failures in its window, further keys it presents that are not
+//! already verified are refused at once ([`Verdict::Throttled`]) without an argon2 run, so a
+//! leaked identifier (the 12 characters `key ls` shows) cannot keep the verifiers busy.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
@@ -17,8 +23,10 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use crate::model::limits::API_KEY_LEN;
+use crate::model::limits::{API_KEY_LEN, FAILURES_PER_MINUTE};
 use crate::model::project::api_key_id;
+use crate::model::ratelimit::Windows;
+use crate::service::metrics::KeyVerification;
 use crate::service::{Service, ServiceError};
 
 /// Verified keys remembered at most; the map is emptied when it would grow past this.
@@ -42,6 +50,11 @@ pub enum Verdict {
     Missing,
     /// A key of the right length that does not match.
     Wrong,
+    /// Too many failed verifications for this key's identifier or from this client: try again
+    /// after the wait (429), without an argon2 run.
+    Throttled {
+        retry_after: Duration,
+    },
     Granted(Grant),
 }
 
@@ -49,6 +62,36 @@ pub enum Verdict {
 pub struct KeyCache {
     verified: Mutex<HashMap<[u8; 32], String>>,
     permits: Semaphore,
+    /// Failed verifications per key identifier and per client address.
+    failures: Mutex<Failures>,
+}
+
+#[derive(Debug)]
+struct Failures {
+    by_key: Windows,
+    by_client: Windows,
+}
+
+impl Failures {
+    fn check(
+        &self,
+        id: &str,
+        client: Option<&str>,
+        now: std::time::Instant,
+    ) -> Result<(), Duration> {
+        self.by_key.check(id, now)?;
+        match client {
+            Some(client) => self.by_client.check(client, now),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&mut self, id: &str, client: Option<&str>, now: std::time::Instant) {
+        self.by_key.count(id, now);
+        if let Some(client) = client {
+            self.by_client.count(client, now);
+        }
+    }
 }
 
 impl KeyCache {
@@ -56,6 +99,10 @@ impl KeyCache {
         KeyCache {
             verified: Mutex::new(HashMap::new()),
             permits: Semaphore::new(VERIFY_PERMITS),
+            failures: Mutex::new(Failures {
+                by_key: Windows::new(FAILURES_PER_MINUTE),
+                by_client: Windows::new(FAILURES_PER_MINUTE),
+            }),
         }
     }
 
@@ -120,8 +167,14 @@ impl Service {
     }
 
     /// Checks a presented API key. `allow_read_only` is false for endpoints that need a
-    /// read-write key; a read-only key there is "wrong", as in the reference.
-    pub async fn authenticate(&self, key: &str, allow_read_only: bool) -> Verdict {
+    /// read-write key; a read-only key there is "wrong", as in the reference. `client` is the
+    /// caller's address (failed verifications are throttled per address too).
+    pub async fn authenticate(
+        &self,
+        key: &str,
+        allow_read_only: bool,
+        client: Option<&str>,
+    ) -> Verdict {
         if key.chars().count() != API_KEY_LEN {
             return Verdict::Missing;
         }
@@ -130,8 +183,12 @@ impl Service {
         };
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         let grant = match self.auth.lookup(&digest) {
+            // A verified key works whatever happens to its identifier meanwhile.
             Some(cached_id) => self.grant_of(&cached_id),
-            None => self.verify_slowly(key, id, digest).await,
+            None => match self.verify_slowly(key, id, digest, client).await {
+                Ok(grant) => grant,
+                Err(retry_after) => return Verdict::Throttled { retry_after },
+            },
         };
         match grant {
             Some(g) if allow_read_only || !g.read_only => Verdict::Granted(g),
@@ -139,21 +196,50 @@ impl Service {
         }
     }
 
-    async fn verify_slowly(&self, key: &str, id: &str, digest: [u8; 32]) -> Option<Grant> {
-        let hash = self.read(|s| s.api_key(id).map(|k| k.hash.clone()))?;
-        let permit = self.auth.permits.acquire().await.ok()?;
+    /// Runs argon2 for a key not verified before, unless its identifier or its client has
+    /// used up its failures (`Err(wait)`).
+    async fn verify_slowly(
+        &self,
+        key: &str,
+        id: &str,
+        digest: [u8; 32],
+        client: Option<&str>,
+    ) -> Result<Option<Grant>, Duration> {
+        // Unknown identifiers cost nothing, so they are neither throttled nor counted.
+        let Some(hash) = self.read(|s| s.api_key(id).map(|k| k.hash.clone())) else {
+            return Ok(None);
+        };
+        let failures = || self.auth.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let now = || tokio::time::Instant::now().into_std();
+        if let Err(wait) = failures().check(id, client, now()) {
+            self.metrics().key_verification(KeyVerification::Throttled);
+            return Err(wait);
+        }
+        let Ok(permit) = self.auth.permits.acquire().await else {
+            return Ok(None);
+        };
+        // Checked again: failures may have been counted while this request waited its turn.
+        if let Err(wait) = failures().check(id, client, now()) {
+            self.metrics().key_verification(KeyVerification::Throttled);
+            return Err(wait);
+        }
         let presented = key.to_string();
         let ok = tokio::task::spawn_blocking(move || verify_hash(&presented, &hash))
             .await
             .unwrap_or(false);
         drop(permit);
         if !ok {
-            return None;
+            failures().count(id, client, now());
+            self.metrics().key_verification(KeyVerification::Failed);
+            return Ok(None);
         }
+        self.metrics().key_verification(KeyVerification::Ok);
         // The key may have been removed while it was being verified.
-        let grant = self.grant_of(id)?;
+        let Some(grant) = self.grant_of(id) else {
+            return Ok(None);
+        };
         self.auth.remember(digest, id.to_string());
-        Some(grant)
+        Ok(Some(grant))
     }
 
     /// Forgets cached verifications of a removed key.

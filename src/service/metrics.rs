@@ -1,5 +1,6 @@
 //! The service's own figures for operators (`GET /metrics` with `--metrics-token`): pings
-//! recorded, write batch sizes, commit latency, outbox depth and deliveries. Counters are
+//! recorded, write batch sizes, commit latency, outbox depth, deliveries, API key
+//! verifications and whether the data file takes writes. Counters are
 //! atomics in one [`Metrics`] owned by the Service; the writer feeds the batch and commit
 //! histograms, the ping path the ping counters, the delivery worker the delivery counters.
 //! Rendering is a pure function of a [`Snapshot`].
@@ -13,6 +14,15 @@ use std::time::Duration;
 pub enum PingSource {
     Http,
     Email,
+}
+
+/// How an argon2 verification of an API key went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyVerification {
+    Ok,
+    Failed,
+    /// Refused before argon2: too many failures for the identifier or the client.
+    Throttled,
 }
 
 /// Upper bounds of the batch size buckets (jobs per committed transaction).
@@ -63,6 +73,9 @@ pub struct Metrics {
     commit_us: Histogram,
     deliveries_ok: AtomicU64,
     deliveries_failed: AtomicU64,
+    keys_ok: AtomicU64,
+    keys_failed: AtomicU64,
+    keys_throttled: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -74,6 +87,9 @@ impl Default for Metrics {
             commit_us: Histogram::new(COMMIT_BOUNDS_US),
             deliveries_ok: AtomicU64::new(0),
             deliveries_failed: AtomicU64::new(0),
+            keys_ok: AtomicU64::new(0),
+            keys_failed: AtomicU64::new(0),
+            keys_throttled: AtomicU64::new(0),
         }
     }
 }
@@ -105,8 +121,18 @@ impl Metrics {
         .fetch_add(1, Relaxed);
     }
 
-    /// The counters now, with the outbox depth read by the caller.
-    pub fn snapshot(&self, outbox_depth: u64) -> Snapshot {
+    /// An API key was checked against its hash (or refused before that).
+    pub fn key_verification(&self, how: KeyVerification) {
+        match how {
+            KeyVerification::Ok => &self.keys_ok,
+            KeyVerification::Failed => &self.keys_failed,
+            KeyVerification::Throttled => &self.keys_throttled,
+        }
+        .fetch_add(1, Relaxed);
+    }
+
+    /// The counters now, with the outbox depth and the storage state read by the caller.
+    pub fn snapshot(&self, outbox_depth: u64, storage_failing: bool) -> Snapshot {
         Snapshot {
             pings_http: self.pings_http.load(Relaxed),
             pings_email: self.pings_email.load(Relaxed),
@@ -115,6 +141,10 @@ impl Metrics {
             outbox_depth,
             deliveries_ok: self.deliveries_ok.load(Relaxed),
             deliveries_failed: self.deliveries_failed.load(Relaxed),
+            keys_ok: self.keys_ok.load(Relaxed),
+            keys_failed: self.keys_failed.load(Relaxed),
+            keys_throttled: self.keys_throttled.load(Relaxed),
+            storage_failing,
         }
     }
 }
@@ -139,6 +169,11 @@ pub struct Snapshot {
     pub outbox_depth: u64,
     pub deliveries_ok: u64,
     pub deliveries_failed: u64,
+    pub keys_ok: u64,
+    pub keys_failed: u64,
+    pub keys_throttled: u64,
+    /// Whether the data file refuses writes right now.
+    pub storage_failing: bool,
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -201,6 +236,24 @@ pub fn render(s: &Snapshot) -> String {
     );
     let _ = writeln!(out, "{name}{{result=\"ok\"}} {}", s.deliveries_ok);
     let _ = writeln!(out, "{name}{{result=\"failed\"}} {}", s.deliveries_failed);
+    let name = "overdue_key_verifications_total";
+    header(
+        &mut out,
+        name,
+        "counter",
+        "API keys checked against their argon2 hash, by result (throttled: refused before).",
+    );
+    let _ = writeln!(out, "{name}{{result=\"ok\"}} {}", s.keys_ok);
+    let _ = writeln!(out, "{name}{{result=\"failed\"}} {}", s.keys_failed);
+    let _ = writeln!(out, "{name}{{result=\"throttled\"}} {}", s.keys_throttled);
+    let name = "overdue_storage_failing";
+    header(
+        &mut out,
+        name,
+        "gauge",
+        "1 while the data file refuses writes (pings and API writes answer 503).",
+    );
+    let _ = writeln!(out, "{name} {}", u8::from(s.storage_failing));
     out
 }
 
@@ -214,7 +267,7 @@ mod tests {
         m.batch_committed(1, Duration::from_micros(90));
         m.batch_committed(3, Duration::from_micros(1_000));
         m.batch_committed(5000, Duration::from_secs(3));
-        let s = m.snapshot(0);
+        let s = m.snapshot(0, false);
         assert_eq!(s.batch_sizes.buckets[0], 1); // le 1
         assert_eq!(s.batch_sizes.buckets[2], 1); // le 4
         assert_eq!(s.batch_sizes.buckets[BATCH_BOUNDS.len()], 1); // +Inf
@@ -235,7 +288,10 @@ mod tests {
         m.record_delivery(false);
         m.batch_committed(2, Duration::from_micros(1_500));
         m.batch_committed(2, Duration::from_micros(500));
-        let text = render(&m.snapshot(7));
+        m.key_verification(KeyVerification::Failed);
+        m.key_verification(KeyVerification::Throttled);
+        m.key_verification(KeyVerification::Throttled);
+        let text = render(&m.snapshot(7, true));
         for line in [
             "overdue_pings_total{source=\"http\"} 2",
             "overdue_pings_total{source=\"email\"} 1",
@@ -251,6 +307,10 @@ mod tests {
             "overdue_outbox_depth 7",
             "overdue_deliveries_total{result=\"ok\"} 1",
             "overdue_deliveries_total{result=\"failed\"} 2",
+            "overdue_key_verifications_total{result=\"ok\"} 0",
+            "overdue_key_verifications_total{result=\"failed\"} 1",
+            "overdue_key_verifications_total{result=\"throttled\"} 2",
+            "overdue_storage_failing 1",
             "# TYPE overdue_commit_duration_seconds histogram",
         ] {
             assert!(
