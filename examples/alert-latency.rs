@@ -60,6 +60,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(overdue::server::run(
         listener,
         app,
+        overdue::server::Limits::default(),
         std::future::pending(),
         Duration::from_secs(1),
     ));

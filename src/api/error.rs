@@ -21,6 +21,8 @@ pub enum ApiError {
     /// 409 with a message.
     Conflict(String),
     PayloadTooLarge,
+    /// 408: the body did not arrive within the body timeout.
+    BodyTimeout,
     /// 429 with `Retry-After` seconds.
     RateLimited {
         retry_after: u64,
@@ -66,6 +68,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -80,6 +83,7 @@ impl ApiError {
             ApiError::NotFound => "not found".into(),
             ApiError::MethodNotAllowed => "method not allowed".into(),
             ApiError::PayloadTooLarge => "request body too large".into(),
+            ApiError::BodyTimeout => "request body timeout".into(),
             ApiError::RateLimited { .. } => "rate limit exceeded".into(),
             ApiError::Internal(m) => {
                 tracing::error!("internal error: {m}");

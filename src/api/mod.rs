@@ -32,6 +32,11 @@ use error::ApiError;
 use response::{empty, with_cors};
 use router::Route;
 
+/// The peer address of a request's connection, put in the request's extensions by the server
+/// (`crate::server`).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
 /// HTTP-level settings.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
@@ -43,6 +48,8 @@ pub struct ApiConfig {
     pub ping_rate_limit: u32,
     /// Bearer token of `GET /metrics`; `None`: the endpoint does not exist.
     pub metrics_token: Option<String>,
+    /// Longest time a request body may take to arrive (408 after).
+    pub body_timeout: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -52,6 +59,9 @@ impl Default for ApiConfig {
             trust_proxy: false,
             ping_rate_limit: 0,
             metrics_token: None,
+            body_timeout: std::time::Duration::from_secs(
+                crate::model::limits::DEFAULT_BODY_TIMEOUT_SECS,
+            ),
         }
     }
 }
@@ -153,20 +163,38 @@ fn strip_port(addr: &str) -> String {
     }
 }
 
-/// Reads at most `limit` bytes of a body. Returns the bytes kept and whether more arrived;
-/// the rest is read and dropped, never kept in memory.
-pub async fn read_body(mut stream: BodyStream, limit: usize) -> Result<(Bytes, bool), warp::Error> {
-    let mut kept = BytesMut::new();
-    let mut overflow = false;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk?;
-        let room = limit.saturating_sub(kept.len());
-        if chunk.len() > room {
-            overflow = true;
+/// Why a body could not be read.
+#[derive(Debug)]
+pub enum BodyError {
+    /// The connection failed (the client went away, or sent a broken chunked body).
+    Read,
+    /// The body did not arrive within the body timeout.
+    TimedOut,
+}
+
+/// Reads at most `limit` bytes of a body, all of it within `timeout`. Returns the bytes kept
+/// and whether more arrived; the rest is read and dropped, never kept in memory.
+pub async fn read_body(
+    mut stream: BodyStream,
+    limit: usize,
+    timeout: std::time::Duration,
+) -> Result<(Bytes, bool), BodyError> {
+    let read = async {
+        let mut kept = BytesMut::new();
+        let mut overflow = false;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|_| BodyError::Read)?;
+            let room = limit.saturating_sub(kept.len());
+            if chunk.len() > room {
+                overflow = true;
+            }
+            kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
         }
-        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
-    }
-    Ok((kept.freeze(), overflow))
+        Ok((kept.freeze(), overflow))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
 }
 
 /// The warp filter serving everything.
@@ -177,7 +205,7 @@ pub fn filter(app: Arc<App>) -> impl Filter<Extract = (Response,), Error = Infal
         .and(warp::path::full())
         .and(query)
         .and(warp::header::headers_cloned())
-        .and(warp::addr::remote())
+        .and(warp::ext::optional::<Peer>().map(|peer: Option<Peer>| peer.map(|p| p.0)))
         .and(warp::body::stream())
         .then(
             move |method: Method,
@@ -257,10 +285,11 @@ pub async fn handle(
     if !route.allows(method.as_str()) {
         return ApiError::MethodNotAllowed.into_response(methods);
     }
-    let body = match read_body(body, MAX_API_BODY_BYTES).await {
+    let body = match read_body(body, MAX_API_BODY_BYTES, app.config.body_timeout).await {
         Ok((_, true)) => return ApiError::PayloadTooLarge.into_response(methods),
         Ok((bytes, false)) => bytes,
-        Err(_) => {
+        Err(BodyError::TimedOut) => return ApiError::BodyTimeout.into_response(methods),
+        Err(BodyError::Read) => {
             return ApiError::BadRequest("could not read request body".into())
                 .into_response(methods);
         }

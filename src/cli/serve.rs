@@ -13,11 +13,14 @@ use crate::api::{ApiConfig, App};
 use crate::cli::{LogFormat, control, sd_notify};
 use crate::inbound::InboundConfig;
 use crate::model::limits::{
-    DEFAULT_API_RATE_LIMIT, DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES,
-    DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS, STORAGE_GIVE_UP_SECS,
+    DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
+    DEFAULT_DELIVERY_TRIES, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS,
+    RESERVED_FDS, SMTP_MAX_CONNECTIONS, STORAGE_GIVE_UP_SECS,
 };
 use crate::model::outbox::backoff;
 use crate::notify::NotifyConfig;
+use crate::server::{Limits, Timeouts};
 use crate::service::health::StoragePolicy;
 use crate::service::{Clock, Service, ServiceConfig};
 
@@ -81,6 +84,19 @@ pub struct ServeArgs {
     /// Longest one delivery attempt may take, in seconds.
     #[arg(long, env = "OVERDUE_DELIVERY_TIMEOUT", default_value_t = DEFAULT_DELIVERY_TIMEOUT_SECS, value_name = "SECS")]
     pub delivery_timeout: u64,
+    /// HTTP connections served at once; more are answered 503 and closed. Lowered to fit the
+    /// file limit if needed.
+    #[arg(long, env = "OVERDUE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    pub max_connections: usize,
+    /// Seconds a request head may take (from a new connection, or from its first byte).
+    #[arg(long, env = "OVERDUE_HEADER_TIMEOUT", default_value_t = DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECS")]
+    pub header_timeout: u64,
+    /// Seconds a kept-alive connection may wait for its next request.
+    #[arg(long, env = "OVERDUE_IDLE_TIMEOUT", default_value_t = DEFAULT_IDLE_TIMEOUT_SECS, value_name = "SECS")]
+    pub idle_timeout: u64,
+    /// Seconds a request body may take to arrive (408 after).
+    #[arg(long, env = "OVERDUE_BODY_TIMEOUT", default_value_t = DEFAULT_BODY_TIMEOUT_SECS, value_name = "SECS")]
+    pub body_timeout: u64,
     /// Seconds that open requests get to finish at shutdown.
     #[arg(
         long,
@@ -149,6 +165,49 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
             }
         }
         tracing::info!("shutting down");
+    }
+}
+
+/// Raises the soft limit on open files to the hard one (as Go and most servers do) and fits
+/// `wanted` HTTP connections under it, beside the SMTP listener's and a reserve; the
+/// connection limit to use.
+fn fit_connections(wanted: usize, smtp: bool) -> usize {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(current), Some(hard)) = (limit.current, limit.maximum)
+        && current < hard
+    {
+        limit.current = Some(hard);
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            tracing::debug!("cannot raise the open-file limit to {hard}: {e}");
+        }
+    }
+    let Some(files) = getrlimit(Resource::Nofile).current else {
+        return wanted.max(1);
+    };
+    let reserve = RESERVED_FDS + if smtp { SMTP_MAX_CONNECTIONS as u64 } else { 0 };
+    let room = usize::try_from(files.saturating_sub(reserve)).unwrap_or(usize::MAX);
+    if wanted > room {
+        let fitted = room.max(16);
+        tracing::warn!(
+            "the open-file limit is {files}: serving at most {fitted} HTTP connections instead \
+             of {wanted} (raise LimitNOFILE= or `ulimit -n`)"
+        );
+        return fitted;
+    }
+    wanted.max(1)
+}
+
+/// The connection limits from the flags.
+fn limits(args: &ServeArgs) -> Limits {
+    let secs = |s: u64| Duration::from_secs(s.max(1));
+    Limits {
+        max_connections: fit_connections(args.max_connections, args.smtp_listen.is_some()),
+        timeouts: Timeouts {
+            header: secs(args.header_timeout),
+            idle: secs(args.idle_timeout),
+            body: secs(args.body_timeout),
+        },
     }
 }
 
@@ -246,8 +305,10 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
             trust_proxy: args.trust_proxy,
             ping_rate_limit: args.ping_rate_limit,
             metrics_token: args.metrics_token.clone(),
+            body_timeout: Duration::from_secs(args.body_timeout.max(1)),
         },
     ));
+    let limits = limits(&args);
     let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop = {
         let service = service.clone();
@@ -265,6 +326,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
     crate::server::run(
         listener,
         app,
+        limits,
         stop,
         Duration::from_secs(args.shutdown_grace),
     )

@@ -45,6 +45,21 @@ pub const MAX_API_BODY_BYTES: usize = 1 << 20;
 /// key identifier, and the same for one client address; past either, keys not verified
 /// before are refused with 429 without an argon2 run.
 pub const FAILURES_PER_MINUTE: u32 = 10;
+/// HTTP connections served at once (`serve --max-connections`); more are refused with 503.
+/// Kept well below the file limit (`LimitNOFILE=` in the unit), which `serve` also checks.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Seconds a request head may take, from a new connection or from the head's first byte.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Seconds a kept-alive connection may wait for its next request (or a client may leave a
+/// response unread).
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+/// Seconds a request body may take to arrive in full.
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// File descriptors `serve` keeps for everything but HTTP connections (the data file, the
+/// control socket and its clients, outgoing deliveries, the tz database, logs), on top of the
+/// SMTP listener's connections when it runs.
+pub const RESERVED_FDS: u64 = 128;
+
 /// Length of every API key (`hcw_`/`hcr_` + 28 random characters, decision 11).
 pub const API_KEY_LEN: usize = 32;
 /// Random characters after the `hcw_`/`hcr_` prefix of an API key.

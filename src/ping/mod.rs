@@ -13,7 +13,7 @@ use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
 
 use crate::api::response::text_response;
-use crate::api::{App, BodyStream, client, read_body};
+use crate::api::{App, BodyError, BodyStream, client, read_body};
 use crate::model::limits::USER_AGENT_MAX_CHARS;
 use crate::service::ServiceError;
 use crate::service::pings::PingRequest;
@@ -129,9 +129,14 @@ pub async fn handle(
         },
     };
     let limit = app.service.config().ping_body_limit;
-    let body = match read_body(body, limit).await {
+    let body = match read_body(body, limit, app.config.body_timeout).await {
         Ok((bytes, _)) => bytes,
-        Err(_) => return answer(app, StatusCode::BAD_REQUEST, "could not read request body"),
+        Err(BodyError::TimedOut) => {
+            return answer(app, StatusCode::REQUEST_TIMEOUT, "request body timeout");
+        }
+        Err(BodyError::Read) => {
+            return answer(app, StatusCode::BAD_REQUEST, "could not read request body");
+        }
     };
     if let Some(limiter) = &app.ping_limiter {
         let key = match &route.target {

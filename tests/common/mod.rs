@@ -112,6 +112,7 @@ impl TestServer {
         let task = tokio::spawn(overdue::server::run(
             listener,
             app,
+            overdue::server::Limits::default(),
             async move {
                 let _ = stopped.await;
             },

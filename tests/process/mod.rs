@@ -32,6 +32,10 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_SMTP_URL",
     "OVERDUE_HC_API_KEY",
     "OVERDUE_STORAGE_GIVE_UP",
+    "OVERDUE_MAX_CONNECTIONS",
+    "OVERDUE_HEADER_TIMEOUT",
+    "OVERDUE_IDLE_TIMEOUT",
+    "OVERDUE_BODY_TIMEOUT",
     "NOTIFY_SOCKET",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
