@@ -231,3 +231,113 @@ fn malformed_requests_write_no_error_lines() {
         "client errors were logged as errors:\n{log}"
     );
 }
+
+/// The issue's own case: under the shipped unit's old file limit (1,024), 1,100 idle
+/// connections took pings, the status probe and the admin socket down. Now the cap fits under
+/// the limit, the admin socket answers throughout, and pings work once the idle ones are cut.
+#[test]
+fn eleven_hundred_idle_connections_under_a_1024_file_limit_take_nothing_down() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    // This test process holds the 1,100 client ends.
+    let mine = getrlimit(Resource::Nofile);
+    if mine.current.is_some_and(|c| c < 4096) {
+        let raised = Rlimit {
+            current: mine.maximum.map(|m| m.min(8192)),
+            maximum: mine.maximum,
+        };
+        setrlimit(Resource::Nofile, raised).expect("raise this test's file limit");
+    }
+    let data = tempfile::tempdir().expect("data");
+    let port = process::free_port();
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 1024 && exec {} --data {} serve --api-rate-limit 0 --header-timeout 2 \
+             --listen 127.0.0.1:{port}",
+            process::BIN,
+            data.path().display()
+        ))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn serve under ulimit -n 1024");
+    let stdout = process::drain(child.stdout.take().expect("stdout"));
+    let stderr = process::drain(child.stderr.take().expect("stderr"));
+    let ready = process::wait_until(Duration::from_secs(10), || {
+        matches!(
+            process::try_http(port, "GET", "/api/v3/status/", None, None),
+            Ok((200, _))
+        )
+    });
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _child = Kill(child);
+    assert!(
+        ready,
+        "serve did not start: {}",
+        stderr.lock().expect("lock")
+    );
+    let log = stderr.lock().expect("lock").clone();
+    assert!(
+        log.contains("serving at most 896 HTTP connections instead of 1024"),
+        "{log}"
+    );
+    let rw = stdout
+        .lock()
+        .expect("lock")
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("read-write API key:")
+                .map(|k| k.trim().to_string())
+        })
+        .expect("key");
+    let check = process::http_ok(
+        port,
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "under siege"})),
+    );
+    let uuid = check["ping_url"]
+        .as_str()
+        .and_then(|u| u.rsplit('/').next())
+        .expect("uuid")
+        .to_string();
+
+    let idle: Vec<TcpStream> = (0..1100)
+        .map(|_| {
+            let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            s.set_read_timeout(Some(GIVE_UP)).expect("timeout");
+            s
+        })
+        .collect();
+    // The admin socket and the status probe's refusal both answer while the slots are full.
+    let listed = overdue_in(data.path(), &["check", "ls", "default"]).ok();
+    assert!(listed.contains(&uuid), "{listed}");
+    let mut late = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    late.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let refused = read_to_close(&mut late, "a connection past the cap");
+    assert!(refused.starts_with("HTTP/1.1 503 "), "{refused:?}");
+
+    for mut conn in idle {
+        let _ = read_to_close(&mut conn, "an idle connection");
+    }
+    let answer = process::http(port, "GET", &format!("/ping/{uuid}"), None, None);
+    assert_eq!(answer, (200, json!("OK")));
+    assert_eq!(
+        process::http(port, "GET", "/api/v3/status/", None, None).0,
+        200
+    );
+    let log = stderr.lock().expect("lock").clone();
+    assert!(!log.contains("Too many open files"), "{log}");
+}
