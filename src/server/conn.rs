@@ -45,6 +45,19 @@ impl TimedStream {
     }
 }
 
+impl TimedStream {
+    /// A write the client's window did not take: pending until the write deadline passes.
+    fn write_blocked(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        self.clock.on_write_blocked(Instant::now());
+        let deadline = self.clock.write_deadline(&self.timeouts);
+        if self.expired(deadline, cx) {
+            Poll::Ready(Err(timed_out("writing the response")))
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
 fn timed_out(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::TimedOut, format!("{what} timed out"))
 }
@@ -88,15 +101,7 @@ impl AsyncWrite for TimedStream {
                 Poll::Ready(Ok(n))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => {
-                this.clock.on_write_blocked(Instant::now());
-                let deadline = this.clock.write_deadline(&this.timeouts);
-                if this.expired(deadline, cx) {
-                    Poll::Ready(Err(timed_out("writing the response")))
-                } else {
-                    Poll::Pending
-                }
-            }
+            Poll::Pending => this.write_blocked(cx),
         }
     }
 
@@ -118,15 +123,7 @@ impl AsyncWrite for TimedStream {
                 Poll::Ready(Ok(n))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => {
-                this.clock.on_write_blocked(Instant::now());
-                let deadline = this.clock.write_deadline(&this.timeouts);
-                if this.expired(deadline, cx) {
-                    Poll::Ready(Err(timed_out("writing the response")))
-                } else {
-                    Poll::Pending
-                }
-            }
+            Poll::Pending => this.write_blocked(cx),
         }
     }
 

@@ -181,6 +181,25 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// A metric with one value per value of `label` (`values`: label value, number).
+fn by_label(
+    out: &mut String,
+    (name, kind, help): (&str, &str, &str),
+    label: &str,
+    values: &[(&str, u64)],
+) {
+    header(out, name, kind, help);
+    for (value, n) in values {
+        let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {n}");
+    }
+}
+
+/// A metric with a single value.
+fn single(out: &mut String, (name, kind, help): (&str, &str, &str), n: u64) {
+    header(out, name, kind, help);
+    let _ = writeln!(out, "{name} {n}");
+}
+
 /// Histogram lines; bounds and sum are divided by `scale` (1 for counts, 1e6 for µs → s).
 fn histogram(out: &mut String, name: &str, h: &HistogramSnapshot, scale: f64) {
     let mut cumulative = 0;
@@ -199,10 +218,16 @@ fn histogram(out: &mut String, name: &str, h: &HistogramSnapshot, scale: f64) {
 /// The Prometheus text exposition (format 0.0.4) of a snapshot.
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
-    let name = "overdue_pings_total";
-    header(&mut out, name, "counter", "Pings recorded, by source.");
-    let _ = writeln!(out, "{name}{{source=\"http\"}} {}", s.pings_http);
-    let _ = writeln!(out, "{name}{{source=\"email\"}} {}", s.pings_email);
+    by_label(
+        &mut out,
+        (
+            "overdue_pings_total",
+            "counter",
+            "Pings recorded, by source.",
+        ),
+        "source",
+        &[("http", s.pings_http), ("email", s.pings_email)],
+    );
     let name = "overdue_write_batch_size";
     header(
         &mut out,
@@ -219,41 +244,48 @@ pub fn render(s: &Snapshot) -> String {
         "Time to commit one write transaction (fsync included).",
     );
     histogram(&mut out, name, &s.commit_us, 1e6);
-    let name = "overdue_outbox_depth";
-    header(
+    single(
         &mut out,
-        name,
-        "gauge",
-        "Notifications waiting in the outbox.",
+        (
+            "overdue_outbox_depth",
+            "gauge",
+            "Notifications waiting in the outbox.",
+        ),
+        s.outbox_depth,
     );
-    let _ = writeln!(out, "{name} {}", s.outbox_depth);
-    let name = "overdue_deliveries_total";
-    header(
+    by_label(
         &mut out,
-        name,
-        "counter",
-        "Notification delivery attempts, by result.",
+        (
+            "overdue_deliveries_total",
+            "counter",
+            "Notification delivery attempts, by result.",
+        ),
+        "result",
+        &[("ok", s.deliveries_ok), ("failed", s.deliveries_failed)],
     );
-    let _ = writeln!(out, "{name}{{result=\"ok\"}} {}", s.deliveries_ok);
-    let _ = writeln!(out, "{name}{{result=\"failed\"}} {}", s.deliveries_failed);
-    let name = "overdue_key_verifications_total";
-    header(
+    by_label(
         &mut out,
-        name,
-        "counter",
-        "API keys checked against their argon2 hash, by result (throttled: refused before).",
+        (
+            "overdue_key_verifications_total",
+            "counter",
+            "API keys checked against their argon2 hash, by result (throttled: refused before).",
+        ),
+        "result",
+        &[
+            ("ok", s.keys_ok),
+            ("failed", s.keys_failed),
+            ("throttled", s.keys_throttled),
+        ],
     );
-    let _ = writeln!(out, "{name}{{result=\"ok\"}} {}", s.keys_ok);
-    let _ = writeln!(out, "{name}{{result=\"failed\"}} {}", s.keys_failed);
-    let _ = writeln!(out, "{name}{{result=\"throttled\"}} {}", s.keys_throttled);
-    let name = "overdue_storage_failing";
-    header(
+    single(
         &mut out,
-        name,
-        "gauge",
-        "1 while the data file refuses writes (pings and API writes answer 503).",
+        (
+            "overdue_storage_failing",
+            "gauge",
+            "1 while the data file refuses writes (pings and API writes answer 503).",
+        ),
+        u64::from(s.storage_failing),
     );
-    let _ = writeln!(out, "{name} {}", u8::from(s.storage_failing));
     out
 }
 
