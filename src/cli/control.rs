@@ -1,23 +1,36 @@
 //! The control socket: while `serve` runs, admin commands reach it through a Unix socket in
 //! the data directory (mode 0600) and run inside the service, so nothing requires stopping
 //! it. One JSON line in ([`AdminCommand`]), one JSON line out ([`AdminOutput`]).
+//!
+//! A service that holds the socket but does not answer (stopped with SIGSTOP, out of file
+//! descriptors) must not make admin commands wait forever. While a command runs the service
+//! writes a space every second ahead of its answer; JSON allows whitespace before a value, so
+//! a client that reads one line and parses it (any earlier release) still understands the
+//! answer. The client gives up after 10 s without a byte, and after an overall deadline that is
+//! generous for `backup`, `export`, `import` and migration batches (`model::limits`).
 
+use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
+use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::cli::ChannelCmd;
 use crate::cli::admin::{AdminCommand, AdminOutput, execute};
 use crate::model::limits::{
-    CONTROL_CHANNEL_TEST_TIMEOUT_SECS, CONTROL_LONG_TIMEOUT_SECS, CONTROL_REQUEST_LIMIT,
-    CONTROL_TIMEOUT_SECS,
+    CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
+    CONTROL_SILENCE_SECS,
 };
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
+
+/// Bytes written or read per step on the client side: each step must make progress within
+/// the silence limit.
+const CHUNK: usize = 64 << 10;
 
 /// Name of the socket inside the data directory.
 pub const SOCKET_FILE: &str = "overdue.sock";
@@ -63,14 +76,20 @@ pub async fn serve(listener: UnixListener, service: Arc<Service>) {
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
-    BufReader::new(read.take(CONTROL_REQUEST_LIMIT))
-        .read_line(&mut line)
-        .await?;
+    let mut reader = BufReader::new(read.take(CONTROL_REQUEST_LIMIT));
+    reader.read_line(&mut line).await?;
     let output = if line.len() as u64 >= CONTROL_REQUEST_LIMIT && !line.ends_with('\n') {
         too_large()
     } else {
         match serde_json::from_str::<AdminCommand>(&line) {
-            Ok(cmd) => execute(service, cmd).await,
+            Ok(_) if client_gone(&mut reader).await => {
+                tracing::warn!(
+                    "control socket: the client gave up waiting before its command ran; \
+                     not running it"
+                );
+                return Ok(());
+            }
+            Ok(cmd) => with_keepalive(&write, execute(service, cmd)).await,
             Err(e) => AdminOutput::error(format!("bad control request: {e}")),
         }
     };
@@ -78,6 +97,36 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     reply.push(b'\n');
     write.write_all(&reply).await?;
     write.shutdown().await
+}
+
+/// Whether the client has already closed the connection. A client keeps it open until it has
+/// its answer, so a closed one gave up (the service was stopped or stuck meanwhile) and told its
+/// user the command failed: running it now would do what the user was told did not happen.
+async fn client_gone(reader: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> bool {
+    // Polled once: end of stream is already there, or the client is still waiting.
+    matches!(timeout(Duration::ZERO, reader.fill_buf()).await, Ok(Ok([])))
+}
+
+/// Runs `work`, writing a space to the client every second until it is done, so the client
+/// knows the service is alive however long the command takes.
+async fn with_keepalive(
+    write: &OwnedWriteHalf,
+    work: impl Future<Output = AdminOutput>,
+) -> AdminOutput {
+    let mut work = std::pin::pin!(work);
+    let mut ticks = tokio::time::interval(Duration::from_secs(CONTROL_KEEPALIVE_SECS));
+    loop {
+        tokio::select! {
+            // A command that is done at once sends no keep-alive at all.
+            biased;
+            output = &mut work => return output,
+            _ = ticks.tick() => {
+                // Never waits: a client that stopped reading only misses keep-alives, and the
+                // command runs to its end as it did before keep-alives existed.
+                let _ = write.try_write(b" ");
+            }
+        }
+    }
 }
 
 fn too_large() -> AdminOutput {
@@ -88,60 +137,121 @@ fn too_large() -> AdminOutput {
     ))
 }
 
-/// How long `cmd` may take before the service counts as not answering.
-pub fn deadline(cmd: &AdminCommand) -> Duration {
-    Duration::from_secs(match cmd {
-        AdminCommand::Backup { .. }
-        | AdminCommand::Export { .. }
-        | AdminCommand::Import { .. }
-        | AdminCommand::Migrate { .. } => CONTROL_LONG_TIMEOUT_SECS,
-        AdminCommand::Channel(ChannelCmd::Test { .. }) => CONTROL_CHANNEL_TEST_TIMEOUT_SECS,
-        _ => CONTROL_TIMEOUT_SECS,
-    })
+/// How long a client waits for the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patience {
+    /// Longest time without a byte from the service (or without it taking any of the request).
+    pub silence: Duration,
+    /// Longest time for the whole command.
+    pub answer: Duration,
 }
 
-/// Sends `cmd` and reads the answer, within `limit` for the whole exchange: a service that
-/// holds the socket but is stopped (SIGSTOP) or out of file descriptors accepts the connection
-/// (the kernel queues it) and then never answers.
-async fn send(
+impl Patience {
+    pub fn for_command(cmd: &AdminCommand) -> Patience {
+        let answer = match cmd {
+            AdminCommand::Backup { .. }
+            | AdminCommand::Export { .. }
+            | AdminCommand::Import { .. }
+            | AdminCommand::Migrate { .. } => CONTROL_LONG_ANSWER_SECS,
+            _ => CONTROL_ANSWER_SECS,
+        };
+        Patience {
+            silence: Duration::from_secs(CONTROL_SILENCE_SECS),
+            answer: Duration::from_secs(answer),
+        }
+    }
+}
+
+/// Why a command sent to the service has no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error("the service was silent for {0} s")]
+    Silent(u64),
+    #[error("the service has not finished the command after {0} s")]
+    Unfinished(u64),
+    #[error("the service closed the connection without an answer")]
+    Closed,
+    #[error("the answer is not an admin command's output: {0}")]
+    Garbled(serde_json::Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Sends `cmd` over a connected control socket and reads the answer, within `patience`.
+pub async fn send(
     stream: UnixStream,
     cmd: &AdminCommand,
-    limit: Duration,
-) -> std::io::Result<AdminOutput> {
-    let (read, mut write) = stream.into_split();
+    patience: Patience,
+) -> Result<AdminOutput, SendError> {
+    let overall = Instant::now() + patience.answer;
+    let silent = || SendError::Silent(patience.silence.as_secs());
+    let (mut read, mut write) = stream.into_split();
     let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
     request.push(b'\n');
     if request.len() as u64 > CONTROL_REQUEST_LIMIT {
         return Ok(too_large());
     }
-    let exchange = async {
-        write.write_all(&request).await?;
-        let mut line = String::new();
-        BufReader::new(read).read_line(&mut line).await?;
-        serde_json::from_str(&line).map_err(std::io::Error::other)
-    };
-    match tokio::time::timeout(limit, exchange).await {
-        Ok(answer) => answer,
-        Err(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no answer within {}s", limit.as_secs()),
-        )),
+    // A stuck service stops taking the request once the socket's buffer is full.
+    for chunk in request.chunks(CHUNK) {
+        timeout(patience.silence, write.write_all(chunk))
+            .await
+            .map_err(|_| silent())??;
     }
+    let mut answer = Vec::new();
+    let mut buf = vec![0; CHUNK];
+    loop {
+        let until = (Instant::now() + patience.silence).min(overall);
+        let n = match timeout_at(until, read.read(&mut buf)).await {
+            Ok(n) => n?,
+            Err(_) if until == overall => {
+                return Err(SendError::Unfinished(patience.answer.as_secs()));
+            }
+            Err(_) => return Err(silent()),
+        };
+        let got = &buf[..n];
+        match got.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                answer.extend_from_slice(&got[..end]);
+                break;
+            }
+            None if n == 0 => break,
+            None => answer.extend_from_slice(got),
+        }
+    }
+    if answer.iter().all(u8::is_ascii_whitespace) {
+        return Err(SendError::Closed);
+    }
+    // Keep-alive spaces lead the answer; JSON skips them.
+    serde_json::from_slice(&answer).map_err(SendError::Garbled)
+}
+
+/// What an admin command says when a service holds the data but does not answer.
+fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
+    AdminOutput::error(format!(
+        "{} is in use by a running service, but its control socket {} does not answer; \
+         is the service starting up or stuck?",
+        data.display(),
+        socket.display()
+    ))
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let socket = socket_path(data);
-    let limit = deadline(&cmd);
-    let connected = tokio::time::timeout(limit, UnixStream::connect(&socket)).await;
-    if let Ok(Ok(stream)) = connected {
-        return send(stream, &cmd, limit).await.unwrap_or_else(|e| {
-            AdminOutput::error(format!(
-                "the service at {} does not answer ({e}); is it stopped or stuck? \
-                 `systemctl status overdue` shows its state, and restarting it is safe",
+    let patience = Patience::for_command(&cmd);
+    if let Ok(Ok(stream)) = timeout(patience.silence, UnixStream::connect(&socket)).await {
+        return match send(stream, &cmd, patience).await {
+            Ok(output) => output,
+            Err(SendError::Silent(_)) => not_answering(data, &socket),
+            Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
+                "{e} (at {}); it may still finish it: see its log",
                 socket.display()
-            ))
-        });
+            )),
+            Err(e) => AdminOutput::error(format!(
+                "the service at {} did not answer: {e}",
+                socket.display()
+            )),
+        };
     }
     let config = ServiceConfig {
         site_root: None,
@@ -154,12 +264,113 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
             service.close().await;
             output
         }
-        Err(StoreError::Locked(_)) => AdminOutput::error(format!(
-            "{} is in use by a running service, but its control socket {} does not answer; \
-             is the service starting up or stuck?",
-            data.display(),
-            socket.display()
-        )),
+        Err(StoreError::Locked(_)) => not_answering(data, &socket),
         Err(e) => AdminOutput::error(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::admin::ProjectCmd;
+
+    const PATIENCE: Patience = Patience {
+        silence: Duration::from_secs(10),
+        answer: Duration::from_secs(300),
+    };
+
+    fn command() -> AdminCommand {
+        AdminCommand::Project(ProjectCmd::Ls { json: false })
+    }
+
+    /// The service's side of one command: reads the request, then answers what `work` gives,
+    /// with keep-alives meanwhile.
+    async fn fake_service(stream: UnixStream, work: impl Future<Output = AdminOutput>) {
+        let (read, mut write) = stream.into_split();
+        let mut line = String::new();
+        BufReader::new(read)
+            .read_line(&mut line)
+            .await
+            .expect("request");
+        serde_json::from_str::<AdminCommand>(&line).expect("a command");
+        let output = with_keepalive(&write, work).await;
+        let mut reply = serde_json::to_vec(&output).expect("json");
+        reply.push(b'\n');
+        write.write_all(&reply).await.expect("reply");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_service_that_keeps_alive_is_waited_for() {
+        let (client, service) = UnixStream::pair().expect("pair");
+        tokio::spawn(fake_service(service, async {
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            AdminOutput::ok("done\n".into())
+        }));
+        let output = send(client, &command(), PATIENCE).await.expect("answer");
+        assert_eq!(output, AdminOutput::ok("done\n".into()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_service_is_given_up_after_the_silence_limit() {
+        let (client, _service) = UnixStream::pair().expect("pair");
+        let started = Instant::now();
+        let err = send(client, &command(), PATIENCE)
+            .await
+            .expect_err("silent");
+        assert!(matches!(err, SendError::Silent(10)), "{err}");
+        assert_eq!(started.elapsed(), PATIENCE.silence);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_service_that_never_finishes_is_given_up_after_the_answer_limit() {
+        let (client, service) = UnixStream::pair().expect("pair");
+        tokio::spawn(fake_service(service, std::future::pending()));
+        let started = Instant::now();
+        let err = send(client, &command(), PATIENCE)
+            .await
+            .expect_err("unfinished");
+        assert!(matches!(err, SendError::Unfinished(300)), "{err}");
+        assert_eq!(started.elapsed(), PATIENCE.answer);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_service_that_takes_no_request_is_silent() {
+        // A stopped service stops taking the request once the socket's buffer is full.
+        let (client, _service) = UnixStream::pair().expect("pair");
+        let big = AdminCommand::Project(ProjectCmd::Add {
+            name: "x".repeat(16 << 20),
+            json: false,
+        });
+        let err = send(client, &big, PATIENCE).await.expect_err("silent");
+        assert!(matches!(err, SendError::Silent(10)), "{err}");
+    }
+
+    #[test]
+    fn clients_that_read_one_line_skip_keepalives() {
+        // Releases before keep-alives read one line and parse it: the spaces are JSON
+        // whitespace.
+        let mut wire = b"   ".to_vec();
+        wire.extend(serde_json::to_vec(&AdminOutput::ok("x\n".into())).expect("json"));
+        wire.push(b'\n');
+        let line = String::from_utf8(wire).expect("utf-8");
+        let parsed: AdminOutput = serde_json::from_str(&line).expect("parses");
+        assert_eq!(parsed, AdminOutput::ok("x\n".into()));
+    }
+
+    #[test]
+    fn backup_import_and_export_get_the_long_deadline() {
+        let long = Duration::from_secs(CONTROL_LONG_ANSWER_SECS);
+        let backup = AdminCommand::Backup {
+            path: "/tmp/x".into(),
+        };
+        assert_eq!(Patience::for_command(&backup).answer, long);
+        assert_eq!(
+            Patience::for_command(&AdminCommand::Export { project: None }).answer,
+            long
+        );
+        assert_eq!(
+            Patience::for_command(&command()).answer,
+            Duration::from_secs(CONTROL_ANSWER_SECS)
+        );
     }
 }

@@ -116,15 +116,18 @@ pub const STORAGE_FLAP_WINDOW_SECS: u64 = 60;
 /// supervisor (systemd's `Restart=on-failure`) restarts it and notices; 0 never gives up.
 pub const STORAGE_GIVE_UP_SECS: u64 = 300;
 
-/// How long an admin command waits for the running service's answer on the control socket
-/// before saying that the service does not answer (it holds the socket but is stopped or out
-/// of file descriptors). Ordinary commands answer in milliseconds.
-pub const CONTROL_TIMEOUT_SECS: u64 = 10;
-/// The same for `channel test`, which waits for one delivery (10 s by default, SMTP included).
-pub const CONTROL_CHANNEL_TEST_TIMEOUT_SECS: u64 = 60;
-/// The same for `backup`, `export`, `import` and the migration from Healthchecks, which copy
-/// the whole file or create many checks: generous, since a large file on an SD card is slow.
-pub const CONTROL_LONG_TIMEOUT_SECS: u64 = 600;
+/// While a command runs, the service writes a space on the control socket this often, so the
+/// client can tell a busy service from a stuck one.
+pub const CONTROL_KEEPALIVE_SECS: u64 = 1;
+/// An admin command gives up when the service sends nothing (or takes nothing of the request)
+/// for this long: it is stopped, stuck or out of file descriptors.
+pub const CONTROL_SILENCE_SECS: u64 = 10;
+/// Longest an admin command may take through the control socket, even with keep-alives
+/// arriving (a live service whose command is wedged, e.g. behind a hung disk).
+pub const CONTROL_ANSWER_SECS: u64 = 300;
+/// The same for the commands that move a whole data file or export: `backup`, `export`,
+/// `import` and the migration's batches.
+pub const CONTROL_LONG_ANSWER_SECS: u64 = 3_600;
 
 /// Largest request on the control socket. An import carries the whole export (a few hundred
 /// bytes per check), so this admits a few hundred thousand checks; the socket is mode 0600.
