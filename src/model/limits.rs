@@ -42,9 +42,13 @@ pub const DEFAULT_API_RATE_LIMIT: u32 = 100;
 pub const MAX_API_BODY_BYTES: usize = 1 << 20;
 
 /// Failed API key verifications (argon2 runs that did not match) allowed per minute for one
-/// key identifier, and the same for one client address; past either, keys not verified
-/// before are refused with 429 without an argon2 run.
-pub const FAILURES_PER_MINUTE: u32 = 10;
+/// key identifier; past it, keys of that identifier not verified before are refused with 429
+/// without an argon2 run.
+pub const FAILURES_PER_KEY: u32 = 10;
+/// The same for one client address (an IPv6 client by its /64): higher, since one client may
+/// hold several keys and mistype some, but it bounds the work of one client over all the
+/// identifiers it knows.
+pub const FAILURES_PER_CLIENT: u32 = 20;
 /// HTTP connections served at once (`serve --max-connections`); more are refused with 503.
 /// Kept well below the file limit (`LimitNOFILE=` in the unit), which `serve` also checks.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;

@@ -7,12 +7,14 @@
 //! identifier, which is looked up in the live state on every hit: a removed key stops
 //! working at once.
 //!
-//! Failed verifications are throttled per key identifier and per client address: once either
-//! has [`FAILURES_PER_MINUTE`] failures in its window, further keys it presents that are not
-//! already verified are refused at once ([`Verdict::Throttled`]) without an argon2 run, so a
-//! leaked identifier (the 12 characters `key ls` shows) cannot keep the verifiers busy.
+//! Failed verifications are throttled per key identifier and per client address (an IPv6
+//! client by its /64): once either has used its failures of the minute, further keys it
+//! presents that are not already verified are refused at once ([`Verdict::Throttled`]) without
+//! an argon2 run, so a leaked identifier (the 12 characters `key ls` shows) cannot keep the
+//! verifiers busy.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -23,7 +25,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use crate::model::limits::{API_KEY_LEN, FAILURES_PER_MINUTE};
+use crate::model::limits::{API_KEY_LEN, FAILURES_PER_CLIENT, FAILURES_PER_KEY};
 use crate::model::project::api_key_id;
 use crate::model::ratelimit::Windows;
 use crate::service::metrics::KeyVerification;
@@ -81,7 +83,7 @@ impl Failures {
     ) -> Result<(), Duration> {
         self.by_key.check(id, now)?;
         match client {
-            Some(client) => self.by_client.check(client, now),
+            Some(client) => self.by_client.check(&client_bucket(client), now),
             None => Ok(()),
         }
     }
@@ -89,8 +91,26 @@ impl Failures {
     fn count(&mut self, id: &str, client: Option<&str>, now: std::time::Instant) {
         self.by_key.count(id, now);
         if let Some(client) = client {
-            self.by_client.count(client, now);
+            self.by_client.count(&client_bucket(client), now);
         }
+    }
+}
+
+/// What failures of `addr` are counted against: the address, or for IPv6 its /64, which one
+/// host commonly holds whole (counting single addresses there would limit nothing). An
+/// IPv4-mapped IPv6 address counts as its IPv4 address; text that is no address (a forwarded
+/// header can say anything) counts as itself.
+pub fn client_bucket(addr: &str) -> String {
+    match addr.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+        Ok(ip) => ip.to_string(),
+        Err(_) => addr.to_string(),
     }
 }
 
@@ -100,8 +120,8 @@ impl KeyCache {
             verified: Mutex::new(HashMap::new()),
             permits: Semaphore::new(VERIFY_PERMITS),
             failures: Mutex::new(Failures {
-                by_key: Windows::new(FAILURES_PER_MINUTE),
-                by_client: Windows::new(FAILURES_PER_MINUTE),
+                by_key: Windows::new(FAILURES_PER_KEY),
+                by_client: Windows::new(FAILURES_PER_CLIENT),
             }),
         }
     }
@@ -215,10 +235,16 @@ impl Service {
             self.metrics().key_verification(KeyVerification::Throttled);
             return Err(wait);
         }
-        let Ok(permit) = self.auth.permits.acquire().await else {
+        // Held until the outcome is recorded, so that the next in line sees it.
+        let Ok(_permit) = self.auth.permits.acquire().await else {
             return Ok(None);
         };
-        // Checked again: failures may have been counted while this request waited its turn.
+        // While this waited, the same key may have been verified (a client's first burst with
+        // a new key then costs one argon2 run per permit, not one per request), or failures may
+        // have reached a limit.
+        if let Some(cached_id) = self.auth.lookup(&digest) {
+            return Ok(self.grant_of(&cached_id));
+        }
         if let Err(wait) = failures().check(id, client, now()) {
             self.metrics().key_verification(KeyVerification::Throttled);
             return Err(wait);
@@ -227,7 +253,6 @@ impl Service {
         let ok = tokio::task::spawn_blocking(move || verify_hash(&presented, &hash))
             .await
             .unwrap_or(false);
-        drop(permit);
         if !ok {
             failures().count(id, client, now());
             self.metrics().key_verification(KeyVerification::Failed);
@@ -251,6 +276,22 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clients_count_by_address_and_ipv6_by_its_64() {
+        assert_eq!(client_bucket("192.0.2.7"), "192.0.2.7");
+        assert_eq!(client_bucket("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(
+            client_bucket("2001:db8:1:2:aaaa::1"),
+            client_bucket("2001:db8:1:2:bbbb::2")
+        );
+        assert_eq!(client_bucket("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_ne!(
+            client_bucket("2001:db8:1:2::1"),
+            client_bucket("2001:db8:1:3::1")
+        );
+        assert_eq!(client_bucket("not an address"), "not an address");
+    }
 
     #[test]
     fn hashes_verify_only_their_key() {
