@@ -568,3 +568,55 @@ async fn create_by_ping_applies_the_api_limits_to_slug_and_name() {
     );
     s.stop().await;
 }
+
+/// Issue 14.9: a published client lists pings and flips with `POST .../pings` and `.../flips`
+/// (no slash) and follows the established server's `301` to the slash form with a GET.
+#[tokio::test]
+async fn post_to_pings_and_flips_without_slash_redirects_to_the_slash_form() {
+    let s = TestServer::start().await;
+    let check = s.create(json!({"name": "listed", "timeout": 60})).await;
+    let uuid = check["ping_url"]
+        .as_str()
+        .and_then(|u| u.rsplit('/').next())
+        .unwrap()
+        .to_string();
+    assert_eq!(ping(&s, Method::GET, &uuid).await.status(), 200);
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for v in ["v1", "v2", "v3"] {
+        for tail in ["pings", "flips"] {
+            let path = format!("/api/{v}/checks/{uuid}/{tail}");
+            let r = no_redirects
+                .post(s.url(&format!("{path}?x=1")))
+                .header("X-Api-Key", &s.rw)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 301, "{path}");
+            assert_eq!(r.headers()["location"], format!("{path}/?x=1").as_str());
+            assert_eq!(r.headers()["access-control-allow-origin"], "*");
+            // A client that follows redirects (reqwest's default, like the published one) gets
+            // the list with a GET.
+            let (code, doc) = status_json(s.rw(Method::POST, &path).send().await.unwrap()).await;
+            assert_eq!(code, 200, "{path}: {doc}");
+            if tail == "pings" {
+                assert_eq!(doc["pings"].as_array().map(Vec::len), Some(1), "{doc}");
+            } else {
+                assert!(doc.is_array(), "{doc}");
+            }
+            // With the slash, a POST is still refused; without it, a GET is served directly.
+            let r = no_redirects
+                .post(s.url(&format!("{path}/")))
+                .header("X-Api-Key", &s.rw)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 405, "{path}/");
+            let r = s.rw(Method::GET, &path).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{path}");
+        }
+    }
+    s.stop().await;
+}

@@ -242,6 +242,20 @@ where
     Box::pin(stream.map(|r| r.map(|mut b| b.copy_to_bytes(b.remaining()))))
 }
 
+/// A `301` to `path` with the request's query string, and an empty body.
+fn redirect(path: &str, query: &str) -> Response {
+    let to = if query.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{query}")
+    };
+    let mut resp = empty(StatusCode::MOVED_PERMANENTLY);
+    if let Ok(v) = warp::http::HeaderValue::from_str(&to) {
+        resp.headers_mut().insert(warp::http::header::LOCATION, v);
+    }
+    resp
+}
+
 fn not_found() -> Response {
     ApiError::NotFound.into_response("OPTIONS")
 }
@@ -281,6 +295,9 @@ pub async fn handle(
     }
     if method == Method::OPTIONS {
         return with_cors(empty(StatusCode::NO_CONTENT), methods);
+    }
+    if let Some(to) = router::slash_redirect(&path, &route, method.as_str()) {
+        return with_cors(redirect(&to, &query), methods);
     }
     if !route.allows(method.as_str()) {
         return ApiError::MethodNotAllowed.into_response(methods);

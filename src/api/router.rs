@@ -1,6 +1,6 @@
 //! Management API routes: which path is which endpoint, and which methods each allows
-//! (reference §1.3-1.4). Trailing slashes are optional everywhere and nothing redirects
-//! (decision 4).
+//! (reference §1.3-1.4). Trailing slashes are optional everywhere (decision 4), with one
+//! exception kept for published clients: [`slash_redirect`].
 
 use uuid::Uuid;
 
@@ -50,6 +50,15 @@ impl Route {
                 .any(|m| m == method && m != "OPTIONS"),
         }
     }
+}
+
+/// Where to redirect a request that the route does not allow, as the established server
+/// does: a published client lists pings and flips with `POST .../pings` and `.../flips` (no
+/// slash) and follows the `301` to the slash form with a GET (issue 14.9). Only those two
+/// routes, only without the slash; everything else answers 405 as before.
+pub fn slash_redirect(path: &str, route: &Route, method: &str) -> Option<String> {
+    let listing = matches!(route, Route::Pings(_) | Route::Flips(_));
+    (listing && !path.ends_with('/') && !route.allows(method)).then(|| format!("{path}/"))
 }
 
 /// The lowercase canonical UUID form, or None.
@@ -153,6 +162,31 @@ mod tests {
         );
         assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/x/body")), None);
         assert_eq!(parse(&format!("/api/v3/checks/{key}/pause")), None);
+    }
+
+    #[test]
+    fn pings_and_flips_without_slash_redirect_methods_they_do_not_allow() {
+        let uuid = Uuid::parse_str(U).expect("uuid");
+        for v in ["1", "2", "3"] {
+            for tail in ["pings", "flips"] {
+                let path = format!("/api/v{v}/checks/{U}/{tail}");
+                let (_, route) = parse(&path).expect("route");
+                assert_eq!(
+                    slash_redirect(&path, &route, "POST"),
+                    Some(format!("{path}/"))
+                );
+                assert_eq!(slash_redirect(&path, &route, "GET"), None);
+                let slashed = format!("{path}/");
+                assert_eq!(slash_redirect(&slashed, &route, "POST"), None);
+            }
+        }
+        let path = format!("/api/v3/checks/{U}");
+        let route = Route::Check(CheckRef::Uuid(uuid));
+        assert_eq!(slash_redirect(&path, &route, "PUT"), None);
+        assert_eq!(
+            slash_redirect("/api/v3/checks", &Route::Checks, "PUT"),
+            None
+        );
     }
 
     #[test]
