@@ -1,5 +1,7 @@
 //! Runs every line of the shared schedule vectors (cron, OnCalendar, validity) against the
-//! engine. The data is read at run time from `../shared/vectors/` next to the crate.
+//! engine. The data is read at run time from `tests/vectors/` (a copy of the shared vectors, so
+//! the tests need nothing beside the repository; CI checks the copy against `../shared` when it
+//! is there).
 
 use std::path::PathBuf;
 
@@ -9,7 +11,7 @@ use serde_json::Value;
 
 fn vectors(name: &str) -> Vec<(usize, String, Value)> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/vectors")
+        .join("tests/vectors")
         .join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
