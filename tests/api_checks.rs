@@ -556,3 +556,60 @@ async fn state_survives_a_restart() {
     assert_eq!(reopened.store().flips(uuid).unwrap().len(), 1);
     reopened.close().await;
 }
+
+/// Issue 14.10: a legacy zone name comes back as it was sent (declarative clients would see
+/// endless drift otherwise), also after a restart, and is evaluated as its canonical zone.
+#[tokio::test]
+async fn legacy_time_zone_names_are_kept_as_given_and_evaluated_canonically() {
+    let s = TestServer::start().await;
+    let mut next = Vec::new();
+    for (given, canonical) in [
+        ("US/Eastern", "America/New_York"),
+        ("EST", "America/Panama"),
+    ] {
+        let mut pair = Vec::new();
+        for tz in [given, canonical] {
+            let c = s
+                .create(json!({"name": tz, "schedule": "0 3 * * *", "tz": tz}))
+                .await;
+            assert_eq!(c["tz"], tz, "{c}");
+            let uuid = c["uuid"].as_str().unwrap().to_string();
+            let r = s
+                .anon(Method::GET, &format!("/ping/{uuid}"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            let c = s.get_check(&uuid).await;
+            assert_eq!(c["tz"], tz, "{c}");
+            pair.push((uuid, c["next_ping"].clone()));
+        }
+        assert!(pair[0].1.is_string(), "{pair:?}");
+        assert_eq!(pair[0].1, pair[1].1, "{given} evaluates as {canonical}");
+        next.push((given, pair[0].0.clone()));
+    }
+    // An update that names the zone again keeps it too.
+    let (given, uuid) = &next[0];
+    let (code, doc) = status_json(
+        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}"))
+            .json(&json!({"tz": given}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((code, &doc["tz"]), (200, &json!(given)), "{doc}");
+    let dir = s.shutdown().await;
+    let reopened = overdue::service::Service::open(
+        dir.path(),
+        Default::default(),
+        overdue::service::Clock::System,
+    )
+    .unwrap();
+    for (given, uuid) in next {
+        let uuid: uuid::Uuid = uuid.parse().unwrap();
+        let tz = reopened.read(|st| st.check(&uuid).map(|c| c.tz.to_string()));
+        assert_eq!(tz.as_deref(), Some(given));
+    }
+    reopened.close().await;
+}

@@ -86,7 +86,8 @@ pub struct Check {
     /// Kept verbatim (untrimmed), also while the check is simple. The default and every
     /// canonical zone name are borrowed statics, so most checks allocate nothing for these.
     pub schedule: Cow<'static, str>,
-    /// Canonical time zone name.
+    /// Time zone name as given (an allowed name or a legacy alias, evaluated as its canonical
+    /// zone by [`Schedule::parse`](crate::schedule::Schedule::parse)).
     pub tz: Cow<'static, str>,
     /// The parsed `schedule` for cron and OnCalendar checks; `None` for simple checks.
     pub compiled: Option<Arc<Schedule>>,

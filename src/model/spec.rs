@@ -48,7 +48,8 @@ pub struct CheckSpec {
     pub success_kw: Option<String>,
     pub tags: Option<String>,
     pub timeout: Option<i64>,
-    /// Canonical time zone name (legacy names already rewritten).
+    /// Time zone name as given: an allowed name or a legacy alias, which schedules evaluate
+    /// as its canonical zone (issue 14.10).
     pub tz: Option<&'static str>,
     pub unique: Option<Vec<UniqueField>>,
 }
@@ -186,8 +187,8 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     spec.timeout = period(body, "timeout")?;
     spec.tz = match string(body, "tz", None)? {
         None => None,
-        Some(name) => match schedule::tz::canonical(&name) {
-            Some(canonical) => Some(canonical),
+        Some(name) => match schedule::tz::accepted(&name) {
+            Some(name) => Some(name),
             None => return Err(SpecError::new("tz", "is not a valid timezone")),
         },
     };
@@ -407,7 +408,8 @@ mod tests {
             "schedule": "0 3 * * *", "unique": ["name", "grace"], "api_key": "ignored"
         }))
         .expect("valid");
-        assert_eq!(spec.tz, Some("Europe/Kyiv"));
+        // Kept as given (a legacy name is evaluated as its canonical zone).
+        assert_eq!(spec.tz, Some("Europe/Kiev"));
         assert_eq!(spec.schedule.as_deref(), Some("0 3 * * *"));
         assert_eq!(
             spec.unique,

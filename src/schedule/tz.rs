@@ -1,6 +1,6 @@
 //! Time zone names accepted by the API (§6.4): the allowed list of Appendix B, the legacy
-//! aliases of Appendix A rewritten to their canonical name, and the lookup of the bundled
-//! (never the host's) tz database.
+//! aliases of Appendix A, which are kept as given and evaluated as their canonical zone, and
+//! the lookup of the bundled (never the host's) tz database.
 
 use jiff::tz::TimeZone;
 
@@ -17,6 +17,19 @@ pub fn canonical(name: &str) -> Option<&'static str> {
         .binary_search_by(|(legacy, _)| (*legacy).cmp(name))
         .ok()
         .map(|i| LEGACY[i].1)
+}
+
+/// An accepted name (allowed or legacy) as the static string of its table, so that a check
+/// keeps the name it was given without allocating: declarative clients (Terraform, Ansible)
+/// compare what they sent with what they read back (issue 14.10). `None` for anything else.
+pub fn accepted(name: &str) -> Option<&'static str> {
+    if let Ok(i) = ALLOWED.binary_search(&name) {
+        return Some(ALLOWED[i]);
+    }
+    LEGACY
+        .binary_search_by(|(legacy, _)| (*legacy).cmp(name))
+        .ok()
+        .map(|i| LEGACY[i].0)
 }
 
 /// The jiff time zone for a canonical name, from the database compiled into the binary.
@@ -77,6 +90,18 @@ mod tests {
         for (legacy, canon) in LEGACY {
             assert_eq!(canonical(legacy), Some(canon));
             assert!(time_zone(canon).is_some());
+        }
+    }
+
+    #[test]
+    fn accepted_names_are_kept_as_given() {
+        assert_eq!(accepted("US/Eastern"), Some("US/Eastern"));
+        assert_eq!(accepted("EST"), Some("EST"));
+        assert_eq!(accepted("Europe/Riga"), Some("Europe/Riga"));
+        assert_eq!(accepted("europe/riga"), None);
+        assert_eq!(accepted("Factory"), None);
+        for (legacy, _) in LEGACY {
+            assert_eq!(accepted(legacy), Some(legacy));
         }
     }
 

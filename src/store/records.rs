@@ -237,9 +237,9 @@ impl CheckRecord {
             } else {
                 Cow::Owned(self.schedule)
             },
-            tz: match crate::schedule::tz::canonical(&self.tz) {
-                Some(name) if name == self.tz => Cow::Borrowed(name),
-                _ => Cow::Owned(self.tz),
+            tz: match crate::schedule::tz::accepted(&self.tz) {
+                Some(name) => Cow::Borrowed(name),
+                None => Cow::Owned(self.tz),
             },
             compiled: None,
             manual_resume: self.manual_resume,
