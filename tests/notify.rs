@@ -16,6 +16,50 @@ use overdue::notify::NotifyConfig;
 use receivers::{HttpReceiver, SmtpSink, add, add_channel, admin, channels_json, fast, start};
 use serde_json::json;
 
+/// Checks an alert email as a strict receiver would (RFC 5322 and what large providers demand:
+/// one `Message-ID`, a `Date` near now, `MIME-Version`, a charset, CRLF line ends, no line over
+/// 998 octets) and parses it; its Message-ID.
+fn strict_headers(mail: &receivers::Mail) -> String {
+    let raw = mail.data.as_bytes();
+    assert!(
+        !mail.data.replace("\r\n", "").contains('\n'),
+        "bare LF in {:?}",
+        mail.data
+    );
+    assert!(mail.data.split("\r\n").all(|l| l.len() <= 998));
+    let parsed = mail_parser::MessageParser::default()
+        .parse(raw)
+        .expect("the email parses");
+    let id = parsed.message_id().expect("a Message-ID").to_string();
+    assert!(id.ends_with("@monitor.test"), "{id}: the sender's domain");
+    assert_eq!(mail.data.matches("\r\nMessage-ID:").count(), 1);
+    let date = parsed.date().expect("a Date header");
+    let age = jiff::Timestamp::now().as_second() - date.to_timestamp();
+    assert!((-60..60).contains(&age), "Date {date} is {age} s from now");
+    assert_eq!(mail.header("MIME-Version"), "1.0");
+    assert!(
+        mail.header("Content-Type").contains("charset=utf-8"),
+        "{}",
+        mail.header("Content-Type")
+    );
+    assert_eq!(
+        parsed
+            .from()
+            .and_then(|a| a.first())
+            .and_then(|a| a.address()),
+        Some("overdue@monitor.test")
+    );
+    assert_eq!(
+        parsed
+            .to()
+            .and_then(|a| a.first())
+            .and_then(|a| a.address()),
+        Some("ops@example.org")
+    );
+    assert!(parsed.subject().is_some());
+    id
+}
+
 /// A webhook with a JSON POST for down and a GET with the status in the query for up.
 fn hook(base: &str) -> ChannelConfig {
     ChannelConfig::Webhook(WebhookConfig {
@@ -91,6 +135,7 @@ async fn a_fail_ping_emails_and_calls_the_webhook_within_two_seconds_and_recover
     assert!(sent.elapsed() < Duration::from_secs(2));
 
     assert_eq!(mail.header("Subject"), "DOWN | Nightly backup");
+    let down_id = strict_headers(&mail);
     assert_eq!(mail.to, vec!["ops@example.org".to_string()]);
     assert_eq!(mail.from, "overdue@monitor.test");
     assert_eq!(
@@ -124,6 +169,11 @@ async fn a_fail_ping_emails_and_calls_the_webhook_within_two_seconds_and_recover
     ping(&t, &format!("/ping/{uuid}"), "").await;
     let mail = smtp.next(Duration::from_secs(2)).await.expect("up email");
     assert_eq!(mail.header("Subject"), "UP | Nightly backup");
+    assert_ne!(
+        strict_headers(&mail),
+        down_id,
+        "every alert has its own Message-ID"
+    );
     assert!(mail.body().contains("has gone up."), "{}", mail.body());
     let req = http.next(Duration::from_secs(2)).await.expect("up webhook");
     assert_eq!(

@@ -1,5 +1,7 @@
 //! Email (reference-behavior §8.3): the subject `DOWN | <name>` and the plain-text body of
-//! [`Message::long_text`], sent through the server-wide SMTP settings (`transport.rs`).
+//! [`Message::long_text`], sent through the server-wide SMTP settings (`transport.rs`). Each
+//! alert has its own `Message-ID` (large providers refuse mail without one), the same on every
+//! retry so that a receiver can drop a duplicate.
 
 use crate::notify::message::Message;
 use crate::notify::{Email, Notifier, NotifyError, Outgoing};
@@ -29,6 +31,12 @@ impl Notifier for EmailNotifier {
             to: self.to.clone(),
             subject: msg.subject(),
             text: msg.long_text(),
+            id_left: format!(
+                "{}.{}.{}.overdue",
+                msg.check.simple(),
+                msg.at.as_microsecond(),
+                msg.id
+            ),
         }))
     }
 }
@@ -49,5 +57,9 @@ mod tests {
         assert_eq!(e.subject, "DOWN | Backups");
         assert!(e.text.starts_with("The check \"Backups\" has gone down.\n"));
         assert!(EmailNotifier::new("not an address").is_err());
+        assert_eq!(
+            e.id_left,
+            "0193a3b4000040008000000000000001.1774917120000000.42.overdue"
+        );
     }
 }

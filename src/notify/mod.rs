@@ -143,6 +143,9 @@ pub struct Email {
     pub to: String,
     pub subject: String,
     pub text: String,
+    /// The left part of the `Message-ID` (the transport adds `@` and the sender's domain):
+    /// the same for every retry of one alert, different for every alert.
+    pub id_left: String,
 }
 
 /// A command to run with `sh -c`, values in its environment.

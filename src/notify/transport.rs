@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use lettre::message::Mailbox;
-use lettre::message::header::ContentType;
+use lettre::message::header::{ContentType, MIME_VERSION_1_0};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::notify::{Command, Email, HttpRequest, NotifyConfig, Outgoing};
@@ -156,10 +156,14 @@ impl Transports {
             Ok(to) => to,
             Err(e) => return Attempt::failed(None, format!("bad address {:?}: {e}", email.to)),
         };
+        // lettre adds `Date` (now) and picks the transfer encoding; strict receivers also want
+        // `MIME-Version` with a `Content-Type`.
         let message = lettre::Message::builder()
             .from(from.clone())
             .to(to)
             .subject(email.subject.clone())
+            .message_id(Some(format!("<{}@{}>", email.id_left, from.email.domain())))
+            .header(MIME_VERSION_1_0)
             .header(ContentType::TEXT_PLAIN)
             .body(email.text.clone());
         let message = match message {
