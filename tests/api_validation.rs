@@ -53,6 +53,21 @@ fn cases() -> Vec<(Value, &'static str)> {
         (json!({"methods": "post"}), "methods has unexpected value"),
         (json!({"schedule": 5}), "schedule is not a string"),
         (
+            json!({"schedule": "bogus"}),
+            "schedule is not a valid cron or OnCalendar expression",
+        ),
+        // Issue 14.12: near-cron says what is wrong, not "invalid weekday".
+        (
+            json!({"schedule": "0 3 * *"}),
+            "schedule is not a valid cron or OnCalendar expression: expected 5 fields \
+             (minute hour day-of-month month day-of-week), got 4",
+        ),
+        (
+            json!({"schedule": "0 3 * * 8"}),
+            "schedule is not a valid cron or OnCalendar expression: day-of-week (field 5) \
+             out of range: \"8\"",
+        ),
+        (
             json!({"schedule": "1,".repeat(100) + "1 * * * *"}),
             "schedule is too long",
         ),

@@ -129,5 +129,18 @@ mod tests {
             Timestamp::UNIX_EPOCH,
         );
         assert!(msg.contains("schedule is not a valid cron or OnCalendar expression"));
+        // Issue 14.12: a cron expression with four fields says so.
+        let (msg, code) = run(
+            &args("0 3 * *", "UTC", "2026-01-01T00:00:00Z", 1),
+            Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(
+            (msg.as_str(), code),
+            (
+                "overdue: schedule is not a valid cron or OnCalendar expression: expected 5 \
+                 fields (minute hour day-of-month month day-of-week), got 4\n",
+                2
+            )
+        );
     }
 }

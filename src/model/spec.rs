@@ -65,6 +65,18 @@ impl SpecError {
     }
 }
 
+/// The reference's message for an invalid schedule, and for a cron expression what is wrong
+/// with it ("expected 5 fields, got 4", the field that is wrong): clients that match the
+/// reference's message exactly send other things than near-cron (`"bogus"` keeps it bare).
+pub fn schedule_message(expr: &str, e: &schedule::ScheduleError) -> String {
+    let base = "schedule is not a valid cron or OnCalendar expression";
+    if schedule::looks_like_cron(expr) || schedule::detect_kind(expr) == ScheduleKind::Cron {
+        format!("{base}: {e}")
+    } else {
+        base.to_string()
+    }
+}
+
 fn string(
     body: &Map<String, Value>,
     field: &str,
@@ -168,12 +180,9 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     spec.name = string(body, "name", Some(NAME_MAX_CHARS))?;
     spec.schedule = string(body, "schedule", Some(SCHEDULE_MAX_CHARS))?;
     if let Some(expr) = &spec.schedule
-        && schedule::validate(expr).is_err()
+        && let Err(e) = schedule::validate(expr)
     {
-        return Err(SpecError::new(
-            "schedule",
-            "is not a valid cron or OnCalendar expression",
-        ));
+        return Err(SpecError(schedule_message(expr, &e)));
     }
     spec.slug = string(body, "slug", Some(SLUG_MAX_CHARS))?;
     if let Some(slug) = &spec.slug {

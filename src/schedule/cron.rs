@@ -23,13 +23,14 @@ enum Field {
 }
 
 impl Field {
+    /// The field's name and position, for messages: a user counting fields finds it.
     fn name(self) -> &'static str {
         match self {
-            Field::Minute => "minute",
-            Field::Hour => "hour",
-            Field::Day => "day-of-month",
-            Field::Month => "month",
-            Field::Dow => "day-of-week",
+            Field::Minute => "minute (field 1)",
+            Field::Hour => "hour (field 2)",
+            Field::Day => "day-of-month (field 3)",
+            Field::Month => "month (field 4)",
+            Field::Dow => "day-of-week (field 5)",
         }
     }
 

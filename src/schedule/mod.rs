@@ -33,12 +33,30 @@ pub fn detect_kind(expr: &str) -> ScheduleKind {
     }
 }
 
+/// Whether `expr` reads as a cron expression with the wrong number of fields or a wrong field:
+/// one line of 3 to 7 fields, each made of cron's characters (digits, `* , / - ? #`) and words
+/// of at most three letters (`MON`, `JAN`, `L`, `LW`). Such an expression is detected as
+/// OnCalendar by the §6.1 rule (not 5 fields), and OnCalendar's complaint ("invalid weekday")
+/// would be about a dialect the user did not write; its errors are worth showing in full.
+pub fn looks_like_cron(expr: &str) -> bool {
+    let expr = text::py_strip(expr);
+    let fields = text::py_split(expr);
+    let word_ok = |w: &str| w.is_empty() || w.len() <= 3;
+    !expr.contains('\n')
+        && (3..=7).contains(&fields.len())
+        && fields.iter().all(|f| {
+            f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "*,/-?#".contains(c))
+                && f.split(|c: char| !c.is_ascii_alphabetic()).all(word_ok)
+        })
+}
+
 /// Why an expression or time zone was rejected.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ScheduleError {
     #[error("empty schedule expression")]
     Empty,
-    #[error("expected 5 cron fields, found {0}")]
+    #[error("expected 5 fields (minute hour day-of-month month day-of-week), got {0}")]
     FieldCount(usize),
     #[error("invalid {field}: {token:?}")]
     Syntax { field: &'static str, token: String },
@@ -104,7 +122,13 @@ impl Schedule {
                 let (spec, wall_clock) = cron::parse(expr)?;
                 Rules::Cron { spec, wall_clock }
             }
-            ScheduleKind::OnCalendar => Rules::OnCalendar(oncalendar::parse(expr)?),
+            ScheduleKind::OnCalendar => match oncalendar::parse(expr) {
+                Ok(rules) => Rules::OnCalendar(rules),
+                Err(_) if looks_like_cron(expr) => {
+                    return Err(ScheduleError::FieldCount(text::py_split(expr).len()));
+                }
+                Err(e) => return Err(e),
+            },
         };
         let validator = Schedule {
             rules,

@@ -338,10 +338,49 @@ fn cron_impossible_days() {
 }
 
 #[test]
+fn what_looks_like_cron() {
+    for expr in [
+        "0 3 * *",
+        "* * * * * *",
+        "*/5 9-17 * * MON-FRI 2026",
+        "0 0 L * ?",
+        "0 3 * * 5L",
+    ] {
+        assert!(looks_like_cron(expr), "{expr}");
+    }
+    for expr in [
+        "bogus",
+        "this is not a schedule",
+        "Mon *-*-* 08:00",
+        "daily",
+        "2020-01-01",
+        "0 3\n* * *",
+        "Mon..Fri *-*-* 03:00",
+    ] {
+        assert!(!looks_like_cron(expr), "{expr}");
+    }
+}
+
+#[test]
 fn cron_field_count_is_exact() {
+    assert_eq!(rejected("* * * * * *"), ScheduleError::FieldCount(6));
+    assert_eq!(rejected("0 3 * *"), ScheduleError::FieldCount(4));
+    assert_eq!(
+        rejected("0 3 * *").to_string(),
+        "expected 5 fields (minute hour day-of-month month day-of-week), got 4"
+    );
+    assert_eq!(
+        rejected("0 3 * * 8").to_string(),
+        "day-of-week (field 5) out of range: \"8\""
+    );
+    assert_eq!(
+        rejected("? 3 * * *").to_string(),
+        "invalid minute (field 1): \"?\""
+    );
+    // Not cron-like: OnCalendar's own message.
     assert!(matches!(
-        rejected("* * * * * *"),
-        ScheduleError::UnexpectedToken(_) | ScheduleError::Syntax { .. }
+        rejected("Mon 25:00"),
+        ScheduleError::OutOfRange { .. }
     ));
     assert_eq!(
         cron::parse("* * * *").err(),
