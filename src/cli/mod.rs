@@ -4,6 +4,8 @@
 
 pub mod admin;
 pub mod channel;
+pub mod channel_args;
+pub mod check;
 pub mod control;
 pub mod data;
 pub mod docs;
@@ -68,7 +70,7 @@ pub enum Command {
     /// Manage a project's integrations.
     #[command(subcommand)]
     Channel(ChannelCmd),
-    /// Look at a project's checks.
+    /// Manage a project's checks.
     #[command(subcommand)]
     Check(CheckCmd),
     /// Print the next fire times of a cron or OnCalendar expression.
@@ -186,9 +188,10 @@ pub fn main() -> ExitCode {
     finish(runtime.block_on(control::run_admin(&cli.data, admin)))
 }
 
-/// Prints a command's output and turns its code into the process's exit code.
+/// Prints a command's output and turns its code into the process's exit code. Colours in the
+/// output are kept only on a terminal, without `NO_COLOR` (anstream strips them otherwise).
 fn finish(output: AdminOutput) -> ExitCode {
-    print!("{}", output.stdout);
+    anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))
 }
