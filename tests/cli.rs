@@ -193,7 +193,7 @@ fn project_add_ls_rm_with_the_service_stopped() {
         &json!({"name": "ops", "uuid": project_uuid, "ping_key": ping_key, "badge_key": badge_key, "checks": 0})
     );
 
-    let out = overdue(&data, &["project", "rm", "ops"]).ok();
+    let out = overdue(&data, &["project", "rm", "ops", "--yes"]).ok();
     assert!(out.contains("removed project ops"), "{out}");
     let list = overdue(&data, &["project", "ls", "--json"]).json();
     assert_eq!(
@@ -477,7 +477,7 @@ fn check_ls_on_an_empty_project_and_project_rm() {
         ],
     )
     .ok();
-    let out = overdue(data, &["project", "rm", "ops"]).ok();
+    let out = overdue(data, &["project", "rm", "ops", "--yes"]).ok();
     assert_eq!(
         out, "removed project ops with 0 checks, 1 channel and 1 API key\n",
         "{out}"

@@ -326,7 +326,7 @@ fn channel_names_are_unique_in_a_project_and_flags_must_fit_the_kind() {
 
     // Counts read as English.
     ok(data, &["key", "add", "ops"]);
-    let out = ok(data, &["project", "rm", "ops"]);
+    let out = ok(data, &["project", "rm", "ops", "--yes"]);
     assert_eq!(
         out,
         "removed project ops with 0 checks, 1 channel and 1 API key\n"

@@ -11,7 +11,7 @@ use crate::cli::channel::ChannelCmd;
 pub use crate::cli::check::CheckCmd;
 use crate::cli::data;
 use crate::model::time::iso_seconds;
-use crate::service::admin::{Removed, project_named, project_or_only};
+use crate::service::admin::{Removed, project_contents, project_named, project_or_only};
 use crate::service::{Service, ServiceError};
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
@@ -27,8 +27,14 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Remove a project with all its checks, channels and keys.
-    Rm { name: String },
+    /// Remove a project with all its checks, channels and keys; asks first.
+    Rm {
+        name: String,
+        /// Do not ask (for scripts): without a terminal to ask on, `rm` refuses to run
+        /// without it.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
@@ -86,6 +92,11 @@ pub enum AdminCommand {
     },
     /// The newest time the file records (for `doctor`'s clock check).
     NewestTime,
+    /// What removing a project would remove, in words; changes nothing (`project rm` shows
+    /// it before asking).
+    ProjectContents {
+        name: String,
+    },
 }
 
 /// What a command printed and its exit code.
@@ -175,6 +186,9 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
             data::migrate_batch(service, project, checks).await
         }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
+        AdminCommand::ProjectContents { name } => service
+            .read(|s| project_contents(s, &name))
+            .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),
     };
     result.unwrap_or_else(AdminOutput::failed)
 }
@@ -225,7 +239,7 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
                 AdminOutput::ok(out)
             }
         }
-        ProjectCmd::Rm { name } => {
+        ProjectCmd::Rm { name, yes: _ } => {
             let r = service.remove_project(&name).await?;
             AdminOutput::ok(format!("removed {}\n", project_with(&name, &r)))
         }

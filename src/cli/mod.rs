@@ -6,6 +6,7 @@ pub mod admin;
 pub mod channel;
 pub mod channel_args;
 pub mod check;
+pub mod confirm;
 pub mod control;
 pub mod data;
 pub mod docs;
@@ -185,6 +186,9 @@ pub fn main() -> ExitCode {
         },
         Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
     };
+    if let Err(refused) = runtime.block_on(confirm::confirm(&cli.data, &admin)) {
+        return finish(refused);
+    }
     finish(runtime.block_on(control::run_admin(&cli.data, admin)))
 }
 
