@@ -102,6 +102,7 @@ pub async fn channel(service: &Service, cmd: ChannelCmd) -> Result<AdminOutput, 
                 repeat,
                 default_for_new: !a.no_default,
                 assign_existing: !a.no_assign,
+                unique_name: true,
             };
             let added = service
                 .add_channel_with(&project, &a.name, config, options)

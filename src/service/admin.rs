@@ -129,6 +129,10 @@ pub struct NewChannel {
     pub default_for_new: bool,
     /// Assign the channel to every check the project has now.
     pub assign_existing: bool,
+    /// Refuse a name the project already uses (`channel add` does: checks name their channels
+    /// by it). Imported data may hold duplicates; the API then reports the name as a
+    /// non-unique channel identifier.
+    pub unique_name: bool,
 }
 
 /// A channel as added, and how many existing checks it was assigned to.
@@ -292,8 +296,8 @@ impl Service {
         Ok(removed)
     }
 
-    /// Adds a channel to a project that no check uses yet and no new check gets (no repeat
-    /// alerts).
+    /// Adds a channel to a project that no check uses yet and no new check gets, whatever its
+    /// name (no repeat alerts).
     pub async fn add_channel(
         &self,
         project: &str,
@@ -323,9 +327,8 @@ impl Service {
             .channel)
     }
 
-    /// Adds a channel to a project, assigned to its existing checks and marked a default for
-    /// new ones as `options` say. Its name must be new in the project: checks name their
-    /// channels by it (`channels` in the API), and a shared name would name neither.
+    /// Adds a channel to a project, assigned to its existing checks, marked a default for new
+    /// ones and with a name of its own as `options` say.
     pub async fn add_channel_with(
         &self,
         project: &str,
@@ -337,12 +340,12 @@ impl Service {
         let uuid = Uuid::new_v4();
         self.write(move |ctx| {
             let p = project_named(ctx.state, &project)?;
-            if ctx
+            let taken = ctx
                 .state
                 .channels_of(&p.uuid)
                 .iter()
-                .any(|c| c.name == name)
-            {
+                .any(|c| c.name == name);
+            if options.unique_name && taken {
                 return Err(ServiceError::ChannelExists {
                     project,
                     channel: name,
