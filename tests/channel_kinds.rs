@@ -81,7 +81,7 @@ async fn channel_test_works_for_every_kind_with_each_services_request_shape() {
         add_channel(&t, a).await;
     }
     let test = |name: &str| ChannelCmd::Test {
-        project: "default".into(),
+        project: Some("default".into()),
         ident: name.into(),
     };
     let mut tested = Vec::new();
@@ -229,7 +229,7 @@ async fn channel_test_works_for_every_kind_with_each_services_request_shape() {
     let ls = admin(
         &t,
         ChannelCmd::Ls {
-            project: "default".into(),
+            project: Some("default".into()),
             json: false,
         },
     )

@@ -193,7 +193,7 @@ fn project_add_ls_rm_with_the_service_stopped() {
         &json!({"name": "ops", "uuid": project_uuid, "ping_key": ping_key, "badge_key": badge_key, "checks": 0})
     );
 
-    let out = overdue(&data, &["project", "rm", "ops"]).ok();
+    let out = overdue(&data, &["project", "rm", "ops", "--yes"]).ok();
     assert!(out.contains("removed project ops"), "{out}");
     let list = overdue(&data, &["project", "ls", "--json"]).json();
     assert_eq!(
@@ -343,7 +343,7 @@ fn channel_add_ls_rm_with_the_service_stopped() {
     let mail_id = mail["id"].as_str().expect("id").to_string();
     assert_eq!(
         mail,
-        json!({"id": mail_id, "name": "oncall", "kind": "email"})
+        json!({"id": mail_id, "name": "oncall", "kind": "email", "default_for_new": true, "assigned": 0})
     );
     assert_eq!(mail_id.len(), 36, "a UUID: {mail_id}");
 
@@ -366,7 +366,7 @@ fn channel_add_ls_rm_with_the_service_stopped() {
     let hook_id = hook["id"].as_str().expect("id").to_string();
     assert_eq!(
         hook,
-        json!({"id": hook_id, "name": "hook", "kind": "webhook"})
+        json!({"id": hook_id, "name": "hook", "kind": "webhook", "default_for_new": true, "assigned": 0})
     );
     assert_ne!(mail_id, hook_id);
 
@@ -477,9 +477,9 @@ fn check_ls_on_an_empty_project_and_project_rm() {
         ],
     )
     .ok();
-    let out = overdue(data, &["project", "rm", "ops"]).ok();
-    assert!(
-        out.contains("1 channels") && out.contains("1 keys"),
+    let out = overdue(data, &["project", "rm", "ops", "--yes"]).ok();
+    assert_eq!(
+        out, "removed project ops with 0 checks, 1 channel and 1 API key\n",
         "{out}"
     );
     let err = overdue(data, &["check", "ls", "ops"]).fails();

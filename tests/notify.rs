@@ -291,7 +291,7 @@ async fn a_channel_that_keeps_failing_shows_in_channel_ls_and_is_given_up_after_
     let text = admin(
         &t,
         ChannelCmd::Ls {
-            project: "default".into(),
+            project: Some("default".into()),
             json: false,
         },
     )
@@ -441,7 +441,7 @@ async fn shell_channels_run_only_when_allowed() {
     let out = admin(
         &t,
         ChannelCmd::Test {
-            project: "default".into(),
+            project: Some("default".into()),
             ident: "sh".into(),
         },
     )
@@ -530,7 +530,7 @@ async fn smtp_tls_modes_refuse_a_server_without_tls() {
         let out = admin(
             &t,
             ChannelCmd::Test {
-                project: "default".into(),
+                project: Some("default".into()),
                 ident: "mail".into(),
             },
         )

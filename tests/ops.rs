@@ -118,11 +118,22 @@ fn json_logs_have_one_line_per_state_change_and_none_per_ping() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
+    let about_the_check = |l: &&Value| l["fields"]["check"] == uuid.as_str();
     let changes: Vec<&Value> = lines
         .iter()
-        .filter(|l| l["fields"]["check"] == uuid.as_str())
+        .filter(about_the_check)
+        .filter(|l| l["fields"]["to"].is_string())
         .collect();
     assert_eq!(changes.len(), n_flips, "{stderr}");
+    // The check has no channel: going down is also a warning that nobody is alerted.
+    let warnings: Vec<&Value> = lines
+        .iter()
+        .filter(about_the_check)
+        .filter(|l| l["level"] == "WARN")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    let warning = warnings[0]["fields"]["message"].as_str().expect("message");
+    assert!(warning.contains("has no integrations"), "{warning}");
     let tos: Vec<&str> = changes
         .iter()
         .map(|l| l["fields"]["to"].as_str().expect("to"))

@@ -52,6 +52,9 @@ impl From<ServiceError> for ApiError {
             | ServiceError::ProjectExists(_)
             | ServiceError::NoSuchKey { .. }
             | ServiceError::NoSuchChannel { .. }
+            | ServiceError::ChannelExists { .. }
+            | ServiceError::NoSuchCheck { .. }
+            | ServiceError::ProjectNeeded(_)
             | ServiceError::Usage(_) => ApiError::BadRequest(e.to_string()),
             ServiceError::Storage(_) | ServiceError::Random(_) => ApiError::Internal(e.to_string()),
         }

@@ -7,12 +7,11 @@ use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::api::json::{Urls, check_json};
 use crate::cli::channel::ChannelCmd;
+pub use crate::cli::check::CheckCmd;
 use crate::cli::data;
-use crate::model::ApiVersion;
 use crate::model::time::iso_seconds;
-use crate::service::admin::project_named;
+use crate::service::admin::{Removed, project_contents, project_named, project_or_only};
 use crate::service::{Service, ServiceError};
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
@@ -28,15 +27,22 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Remove a project with all its checks, channels and keys.
-    Rm { name: String },
+    /// Remove a project with all its checks, channels and keys; asks first.
+    Rm {
+        name: String,
+        /// Do not ask (for scripts): without a terminal to ask on, `rm` refuses to run
+        /// without it.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
 pub enum KeyCmd {
     /// Create an API key; it is shown once and only its hash is kept.
     Add {
-        project: String,
+        /// May be left out when there is only one project.
+        project: Option<String>,
         /// A read-only key (`hcr_...`) instead of a read-write one (`hcw_...`).
         #[arg(long)]
         read_only: bool,
@@ -48,21 +54,17 @@ pub enum KeyCmd {
     },
     /// List a project's keys (prefixes and labels, never the keys).
     Ls {
-        project: String,
+        /// May be left out when there is only one project.
+        project: Option<String>,
         #[arg(long)]
         json: bool,
     },
     /// Remove a key by the prefix `key ls` shows; it stops working at once.
-    Rm { project: String, prefix: String },
-}
-
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
-pub enum CheckCmd {
-    /// List a project's checks.
-    Ls {
-        project: String,
-        #[arg(long)]
-        json: bool,
+    #[command(allow_missing_positional = true)]
+    Rm {
+        /// May be left out when there is only one project.
+        project: Option<String>,
+        prefix: String,
     },
 }
 
@@ -90,6 +92,11 @@ pub enum AdminCommand {
     },
     /// The newest time the file records (for `doctor`'s clock check).
     NewestTime,
+    /// What removing a project would remove, in words; changes nothing (`project rm` shows
+    /// it before asking).
+    ProjectContents {
+        name: String,
+    },
 }
 
 /// What a command printed and its exit code.
@@ -117,10 +124,52 @@ impl AdminOutput {
             code: 1,
         }
     }
+
+    /// A failed command: exit code 2 when the command line was incomplete (a project must be
+    /// named), else 1.
+    pub fn failed(e: ServiceError) -> AdminOutput {
+        let code = match e {
+            ServiceError::ProjectNeeded(_) => USAGE_EXIT,
+            _ => 1,
+        };
+        AdminOutput {
+            code,
+            ..AdminOutput::error(e)
+        }
+    }
 }
+
+/// Exit code of a command line that needs more (as clap's own usage errors).
+pub const USAGE_EXIT: i32 = 2;
 
 pub(crate) fn pretty(v: &Value) -> String {
     format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+/// `1 check`, `2 checks`, `0 checks`: a count and its noun, for nouns whose plural adds an
+/// `s`. Every "N things" in admin output goes through here.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The name of the project a command's optional `PROJECT` argument means (see
+/// [`project_or_only`]).
+pub(crate) fn project_arg(service: &Service, name: Option<&str>) -> Result<String, ServiceError> {
+    service.read(|s| project_or_only(s, name).map(|p| p.name))
+}
+
+/// `project NAME with 2 checks, 1 channel and 1 API key`.
+fn project_with(name: &str, r: &Removed) -> String {
+    format!(
+        "project {name} with {}, {} and {}",
+        count(r.checks, "check"),
+        count(r.channels, "channel"),
+        count(r.keys, "API key")
+    )
 }
 
 /// Runs one admin command.
@@ -129,7 +178,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Project(c) => project(service, c).await,
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
-        AdminCommand::Check(c) => check(service, c).await,
+        AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
         AdminCommand::Backup { path } => data::backup(service, path).await,
         AdminCommand::Export { project } => data::export(service, project.as_deref()),
         AdminCommand::Import { dump } => data::import(service, *dump).await,
@@ -137,8 +186,11 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
             data::migrate_batch(service, project, checks).await
         }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
+        AdminCommand::ProjectContents { name } => service
+            .read(|s| project_contents(s, &name))
+            .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),
     };
-    result.unwrap_or_else(AdminOutput::error)
+    result.unwrap_or_else(AdminOutput::failed)
 }
 
 type Outcome = Result<AdminOutput, ServiceError>;
@@ -187,12 +239,9 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
                 AdminOutput::ok(out)
             }
         }
-        ProjectCmd::Rm { name } => {
+        ProjectCmd::Rm { name, yes: _ } => {
             let r = service.remove_project(&name).await?;
-            AdminOutput::ok(format!(
-                "removed project {name} with {} checks, {} channels and {} keys\n",
-                r.checks, r.channels, r.keys
-            ))
+            AdminOutput::ok(format!("removed {}\n", project_with(&name, &r)))
         }
     })
 }
@@ -205,6 +254,7 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
             label,
             json,
         } => {
+            let project = project_arg(service, project.as_deref())?;
             let k = service.add_key(&project, read_only, &label).await?;
             if json {
                 AdminOutput::ok(pretty(&json!({
@@ -220,6 +270,7 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
             }
         }
         KeyCmd::Ls { project, json } => {
+            let project = project_arg(service, project.as_deref())?;
             let keys = service.read(|s| {
                 let p = project_named(s, &project)?;
                 Ok::<_, ServiceError>(
@@ -259,48 +310,9 @@ async fn key(service: &Service, cmd: KeyCmd) -> Outcome {
             }
         }
         KeyCmd::Rm { project, prefix } => {
+            let project = project_arg(service, project.as_deref())?;
             let k = service.remove_key(&project, &prefix).await?;
             AdminOutput::ok(format!("removed key {} of project {project}\n", k.id))
         }
     })
-}
-
-async fn check(service: &Service, cmd: CheckCmd) -> Outcome {
-    let CheckCmd::Ls { project, json } = cmd;
-    let now = service.now();
-    let urls = Urls {
-        site_root: service.site_root(),
-        version: ApiVersion::V3,
-    };
-    let checks = service.read(|s| {
-        let p = project_named(s, &project)?;
-        Ok::<_, ServiceError>(s.checks_of(&p.uuid).cloned().collect::<Vec<_>>())
-    })?;
-    if json {
-        let list: Vec<Value> = checks
-            .iter()
-            .map(|c| check_json(c, now, urls, false))
-            .collect();
-        return Ok(AdminOutput::ok(pretty(&Value::Array(list))));
-    }
-    let mut out = format!(
-        "{:<36} {:<8} {:<25} {:<20} NAME\n",
-        "UUID", "STATUS", "LAST PING", "SLUG"
-    );
-    for c in checks {
-        let last = c
-            .last_ping
-            .map(iso_seconds)
-            .unwrap_or_else(|| "never".into());
-        let _ = writeln!(
-            out,
-            "{:<36} {:<8} {:<25} {:<20} {}",
-            c.uuid,
-            c.status_at(now, false).as_str(),
-            last,
-            c.slug,
-            c.name
-        );
-    }
-    Ok(AdminOutput::ok(out))
 }

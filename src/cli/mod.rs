@@ -4,6 +4,9 @@
 
 pub mod admin;
 pub mod channel;
+pub mod channel_args;
+pub mod check;
+pub mod confirm;
 pub mod control;
 pub mod data;
 pub mod docs;
@@ -68,7 +71,7 @@ pub enum Command {
     /// Manage a project's integrations.
     #[command(subcommand)]
     Channel(ChannelCmd),
-    /// Look at a project's checks.
+    /// Manage a project's checks.
     #[command(subcommand)]
     Check(CheckCmd),
     /// Print the next fire times of a cron or OnCalendar expression.
@@ -183,12 +186,16 @@ pub fn main() -> ExitCode {
         },
         Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
     };
+    if let Err(refused) = runtime.block_on(confirm::confirm(&cli.data, &admin)) {
+        return finish(refused);
+    }
     finish(runtime.block_on(control::run_admin(&cli.data, admin)))
 }
 
-/// Prints a command's output and turns its code into the process's exit code.
+/// Prints a command's output and turns its code into the process's exit code. Colours in the
+/// output are kept only on a terminal, without `NO_COLOR` (anstream strips them otherwise).
 fn finish(output: AdminOutput) -> ExitCode {
-    print!("{}", output.stdout);
+    anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))
 }

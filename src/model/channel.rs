@@ -17,6 +17,10 @@ pub struct Channel {
     pub created: Timestamp,
     /// Repeat a down alert this often while the check stays down (off when None).
     pub repeat: Option<SignedDuration>,
+    /// Checks created by people (the CLI's `check add`, later the dashboard) get this channel
+    /// unless they name their channels. The Management API ignores it: there a create
+    /// without `channels` assigns none (the Healthchecks contract).
+    pub default_for_new: bool,
 }
 
 impl Channel {

@@ -1,10 +1,11 @@
 //! Administration: projects, API keys and channels. The admin CLI calls these, in-process
 //! when the service is stopped and through the control socket while it runs.
 
+use jiff::SignedDuration;
 use uuid::Uuid;
 
 use crate::model::project::{generate_api_key, generate_ping_key};
-use crate::model::{ApiKey, Channel, ChannelConfig, Project};
+use crate::model::{ApiKey, Channel, ChannelConfig, Check, Project};
 use crate::service::auth::hash_key;
 use crate::service::{Service, ServiceError, State, WriteCtx};
 
@@ -15,12 +16,22 @@ pub struct NewKey {
     pub plaintext: String,
 }
 
-/// What removing a project took with it.
+/// What removing a project takes with it.
 #[derive(Debug, Clone, Default)]
 pub struct Removed {
     pub checks: usize,
     pub channels: usize,
     pub keys: usize,
+}
+
+/// What removing the project `name` would remove (nothing is changed).
+pub fn project_contents(state: &State, name: &str) -> Result<Removed, ServiceError> {
+    let p = project_named(state, name)?;
+    Ok(Removed {
+        checks: state.checks_of(&p.uuid).count(),
+        channels: state.channels_of(&p.uuid).len(),
+        keys: state.api_keys_of(&p.uuid).len(),
+    })
 }
 
 /// The project named `name`, or `NoSuchProject`.
@@ -29,6 +40,63 @@ pub fn project_named(state: &State, name: &str) -> Result<Project, ServiceError>
         .project_by_name(name)
         .cloned()
         .ok_or_else(|| ServiceError::NoSuchProject(name.to_string()))
+}
+
+/// The project an admin command names or, when it names none, the only project there is.
+/// With several projects it does not guess: the error lists them.
+pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, ServiceError> {
+    if let Some(name) = name {
+        return project_named(state, name);
+    }
+    match state.projects().as_slice() {
+        [only] => Ok((*only).clone()),
+        [] => Err(ServiceError::Usage(
+            "there is no project yet; create one with `overdue project add NAME`".into(),
+        )),
+        several => Err(ServiceError::ProjectNeeded(
+            several.iter().map(|p| p.name.clone()).collect(),
+        )),
+    }
+}
+
+/// A check named by UUID (then no project is needed), or by slug or else by name within the
+/// project `project_or_only` picks. A slug or name that several checks share is refused.
+pub fn check_named(
+    state: &State,
+    project: Option<&str>,
+    ident: &str,
+) -> Result<Check, ServiceError> {
+    let by_uuid = Uuid::parse_str(ident).ok().and_then(|u| state.check(&u));
+    if let Some(check) = by_uuid {
+        match project {
+            Some(name) if project_named(state, name)?.uuid != check.project => {}
+            _ => return Ok(check.clone()),
+        }
+    }
+    let p = project_or_only(state, project)?;
+    let mut found: Vec<&Check> = state.checks_by_slug(&p.uuid, ident);
+    if found.is_empty() {
+        found = state
+            .checks_of(&p.uuid)
+            .filter(|c| c.name == ident)
+            .collect();
+    }
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ServiceError::NoSuchCheck {
+            project: p.name,
+            check: ident.to_string(),
+        }),
+        several => Err(ServiceError::Usage(format!(
+            "several checks of project {:?} are called {ident:?}; use the UUID: {}",
+            p.name,
+            several
+                .iter()
+                .map(|c| c.uuid.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// The channel of `project` named by UUID or by (unique) name.
@@ -49,6 +117,29 @@ pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channe
             "several channels are named {ident:?}; use the id"
         ))),
     }
+}
+
+/// How a new channel joins its project.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NewChannel {
+    /// Repeat a down alert this often while a check stays down (off when None).
+    pub repeat: Option<SignedDuration>,
+    /// Give the channel to checks created later without naming their channels
+    /// ([`Channel::default_for_new`]).
+    pub default_for_new: bool,
+    /// Assign the channel to every check the project has now.
+    pub assign_existing: bool,
+    /// Refuse a name the project already uses (`channel add` does: checks name their channels
+    /// by it). Imported data may hold duplicates; the API then reports the name as a
+    /// non-unique channel identifier.
+    pub unique_name: bool,
+}
+
+/// A channel as added, and how many existing checks it was assigned to.
+#[derive(Debug, Clone)]
+pub struct AddedChannel {
+    pub channel: Channel,
+    pub assigned: usize,
 }
 
 /// Name of the project the first `serve` creates.
@@ -205,7 +296,8 @@ impl Service {
         Ok(removed)
     }
 
-    /// Adds a channel to a project (no repeat alerts).
+    /// Adds a channel to a project that no check uses yet and no new check gets, whatever its
+    /// name (no repeat alerts).
     pub async fn add_channel(
         &self,
         project: &str,
@@ -216,18 +308,49 @@ impl Service {
             .await
     }
 
-    /// Adds a channel that repeats down alerts every `repeat` while a check stays down.
+    /// Like [`Service::add_channel`], repeating down alerts every `repeat` while a check stays
+    /// down.
     pub async fn add_channel_repeating(
         &self,
         project: &str,
         name: &str,
         config: ChannelConfig,
-        repeat: Option<jiff::SignedDuration>,
+        repeat: Option<SignedDuration>,
     ) -> Result<Channel, ServiceError> {
+        let options = NewChannel {
+            repeat,
+            ..NewChannel::default()
+        };
+        Ok(self
+            .add_channel_with(project, name, config, options)
+            .await?
+            .channel)
+    }
+
+    /// Adds a channel to a project, assigned to its existing checks, marked a default for new
+    /// ones and with a name of its own as `options` say.
+    pub async fn add_channel_with(
+        &self,
+        project: &str,
+        name: &str,
+        config: ChannelConfig,
+        options: NewChannel,
+    ) -> Result<AddedChannel, ServiceError> {
         let (project, name) = (project.to_string(), name.to_string());
         let uuid = Uuid::new_v4();
         self.write(move |ctx| {
             let p = project_named(ctx.state, &project)?;
+            let taken = ctx
+                .state
+                .channels_of(&p.uuid)
+                .iter()
+                .any(|c| c.name == name);
+            if options.unique_name && taken {
+                return Err(ServiceError::ChannelExists {
+                    project,
+                    channel: name,
+                });
+            }
             let channel = Channel {
                 uuid,
                 project: p.uuid,
@@ -235,8 +358,43 @@ impl Service {
                 name,
                 config,
                 created: ctx.now,
-                repeat,
+                repeat: options.repeat,
+                default_for_new: options.default_for_new,
             };
+            ctx.txn.put_channel(&channel)?;
+            ctx.state.put_channel(channel.clone());
+            let checks: Vec<Uuid> = if options.assign_existing {
+                ctx.state.checks_of(&p.uuid).map(|c| c.uuid).collect()
+            } else {
+                Vec::new()
+            };
+            for check in &checks {
+                ctx.txn.put_link(*check, uuid)?;
+                if let Some(c) = ctx.state.check_mut(check) {
+                    c.channels.push(uuid);
+                    c.channels.sort();
+                }
+            }
+            Ok(AddedChannel {
+                channel,
+                assigned: checks.len(),
+            })
+        })
+        .await
+    }
+
+    /// Marks a channel (by UUID or name) as a default for new checks, or not. Checks that
+    /// already exist keep their channels.
+    pub async fn set_channel_default(
+        &self,
+        project: &str,
+        id_or_name: &str,
+        default_for_new: bool,
+    ) -> Result<Channel, ServiceError> {
+        let (project, ident) = (project.to_string(), id_or_name.to_string());
+        self.write(move |ctx| {
+            let mut channel = channel_named(ctx.state, &project, &ident)?;
+            channel.default_for_new = default_for_new;
             ctx.txn.put_channel(&channel)?;
             ctx.state.put_channel(channel.clone());
             Ok(channel)
@@ -326,4 +484,93 @@ fn insert_key(ctx: &mut WriteCtx<'_>, key: ApiKey) -> Result<bool, ServiceError>
     ctx.txn.put_api_key(&key)?;
     ctx.state.put_api_key(key);
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> jiff::Timestamp {
+        jiff::Timestamp::UNIX_EPOCH
+    }
+
+    fn project(n: u128, name: &str) -> Project {
+        Project {
+            uuid: Uuid::from_u128(n),
+            seq: n as u64,
+            name: name.into(),
+            ping_key: format!("key{n}"),
+            badge_key: String::new(),
+            created: at(),
+        }
+    }
+
+    fn check(n: u128, project: &Project, name: &str, slug: &str) -> Check {
+        let mut c = Check::new(
+            Uuid::from_u128(n),
+            project.uuid,
+            n as u64,
+            at(),
+            Uuid::nil(),
+        );
+        c.name = name.into();
+        c.slug = slug.into();
+        c
+    }
+
+    #[test]
+    fn the_only_project_is_the_default_and_several_are_listed() {
+        let mut s = State::default();
+        let err = project_or_only(&s, None).expect_err("none yet");
+        assert!(err.to_string().contains("project add"), "{err}");
+        s.put_project(project(1, "ops"));
+        assert_eq!(project_or_only(&s, None).expect("only").name, "ops");
+        s.put_project(project(2, "dev"));
+        match project_or_only(&s, None) {
+            Err(e @ ServiceError::ProjectNeeded(_)) => {
+                assert_eq!(
+                    e.to_string(),
+                    "there are 2 projects, name one of them: ops, dev"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(project_or_only(&s, Some("dev")).expect("named").name, "dev");
+        assert!(matches!(
+            project_or_only(&s, Some("nope")),
+            Err(ServiceError::NoSuchProject(_))
+        ));
+    }
+
+    #[test]
+    fn a_check_is_named_by_uuid_slug_or_name() {
+        let mut s = State::default();
+        let (ops, dev) = (project(1, "ops"), project(2, "dev"));
+        s.put_project(ops.clone());
+        s.put_project(dev.clone());
+        s.put_check(check(10, &ops, "Backup", "backup"));
+        s.put_check(check(11, &ops, "twin", "a"));
+        s.put_check(check(12, &ops, "twin", "b"));
+        s.put_check(check(13, &dev, "Backup", "backup"));
+        let uuid = Uuid::from_u128(10).to_string();
+        // A UUID needs no project, even with several.
+        assert_eq!(check_named(&s, None, &uuid).expect("uuid").name, "Backup");
+        assert!(matches!(
+            check_named(&s, Some("dev"), &uuid),
+            Err(ServiceError::NoSuchCheck { .. })
+        ));
+        let by = |project, ident| check_named(&s, Some(project), ident).map(|c| c.uuid);
+        assert_eq!(by("ops", "backup").expect("slug"), Uuid::from_u128(10));
+        assert_eq!(by("dev", "Backup").expect("name"), Uuid::from_u128(13));
+        assert_eq!(by("ops", "b").expect("slug"), Uuid::from_u128(12));
+        let err = by("ops", "twin").expect_err("ambiguous");
+        assert!(
+            err.to_string().contains(&Uuid::from_u128(11).to_string()),
+            "{err}"
+        );
+        assert!(matches!(
+            check_named(&s, None, "backup"),
+            Err(ServiceError::ProjectNeeded(_))
+        ));
+    }
 }

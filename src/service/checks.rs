@@ -1,5 +1,7 @@
 //! Check operations of the Management API: create (with upsert), update, pause, resume and
-//! delete, and the channel resolution they share (reference-behavior §2.2-§2.11).
+//! delete, and the channel resolution they share (reference-behavior §2.2-§2.11); the
+//! project's default channels that checks created by people get; and the count of checks
+//! that alert nobody.
 
 use std::collections::BTreeSet;
 
@@ -52,6 +54,25 @@ pub fn resolve_channels(
     Ok(chosen.into_iter().collect())
 }
 
+/// The project's default channels ([`crate::model::Channel::default_for_new`]), sorted: what a
+/// check created by a person (the CLI, later the dashboard) gets when it names no channels.
+pub fn default_channels(state: &State, project: &Uuid) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = state
+        .channels_of(project)
+        .into_iter()
+        .filter(|c| c.default_for_new)
+        .map(|c| c.uuid)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Checks (of every project) with no channel assigned: when they go down nobody hears of it.
+/// The startup log and `doctor` report this number.
+pub fn count_checks_without_channels(state: &State) -> usize {
+    state.all_checks().filter(|c| c.channels.is_empty()).count()
+}
+
 /// The first check of the project matching every `unique` field of the body (§2.5), if the
 /// body names them all.
 fn find_upsert_target(state: &State, project: &Uuid, spec: &CheckSpec) -> Option<Uuid> {
@@ -90,6 +111,15 @@ fn owned<'a>(state: &'a State, project: &Uuid, uuid: &Uuid) -> Result<&'a Check,
     Ok(check)
 }
 
+/// Which channels a new check without `channels` in its spec gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unnamed {
+    /// None: the Management API's contract.
+    NoChannels,
+    /// The project's default channels: checks created by people.
+    Defaults,
+}
+
 /// Applies `spec` to a copy of `current`, then stores it. Nothing is written when the spec
 /// or its channels do not apply.
 fn store_updated(
@@ -98,9 +128,13 @@ fn store_updated(
     is_new: bool,
     spec: &CheckSpec,
     version: ApiVersion,
+    unnamed: Unnamed,
 ) -> Result<Check, ServiceError> {
     let channels = match &spec.channels {
         Some(value) => Some(resolve_channels(ctx.state, &current.project, value)?),
+        None if is_new && unnamed == Unnamed::Defaults => {
+            Some(default_channels(ctx.state, &current.project))
+        }
         None => None,
     };
     let mut check = current.clone();
@@ -142,12 +176,41 @@ fn change_status(
 }
 
 impl Service {
+    /// [`count_checks_without_channels`] on the current state.
+    pub fn checks_without_channels(&self) -> usize {
+        self.read(count_checks_without_channels)
+    }
+
     /// Creates a check, or updates the one `unique` finds. The flag says whether it was created.
+    /// Without `channels` a new check gets none (the Management API's contract).
     pub async fn create_check(
         &self,
         project: Uuid,
         spec: CheckSpec,
         version: ApiVersion,
+    ) -> Result<(Check, bool), ServiceError> {
+        self.create(project, spec, version, Unnamed::NoChannels)
+            .await
+    }
+
+    /// [`Service::create_check`] for checks created by people (the CLI's `check add`, later
+    /// the dashboard): without `channels` a new check gets the project's
+    /// [`default_channels`], so its alerts reach someone.
+    pub async fn create_check_with_defaults(
+        &self,
+        project: Uuid,
+        spec: CheckSpec,
+    ) -> Result<(Check, bool), ServiceError> {
+        self.create(project, spec, ApiVersion::V3, Unnamed::Defaults)
+            .await
+    }
+
+    async fn create(
+        &self,
+        project: Uuid,
+        spec: CheckSpec,
+        version: ApiVersion,
+        unnamed: Unnamed,
     ) -> Result<(Check, bool), ServiceError> {
         let uuid = Uuid::new_v4();
         let badge_key = Uuid::new_v4();
@@ -157,11 +220,15 @@ impl Service {
             }
             if let Some(target) = find_upsert_target(ctx.state, &project, &spec) {
                 let current = owned(ctx.state, &project, &target)?.clone();
-                return Ok((store_updated(ctx, &current, false, &spec, version)?, false));
+                let check = store_updated(ctx, &current, false, &spec, version, unnamed)?;
+                return Ok((check, false));
             }
             let seq = ctx.state.next_seq();
             let fresh = Check::new(uuid, project, seq, ctx.now, badge_key);
-            Ok((store_updated(ctx, &fresh, true, &spec, version)?, true))
+            Ok((
+                store_updated(ctx, &fresh, true, &spec, version, unnamed)?,
+                true,
+            ))
         })
         .await
     }
@@ -176,7 +243,7 @@ impl Service {
     ) -> Result<Check, ServiceError> {
         self.write(move |ctx| {
             let current = owned(ctx.state, &project, &uuid)?.clone();
-            store_updated(ctx, &current, false, &spec, version)
+            store_updated(ctx, &current, false, &spec, version, Unnamed::NoChannels)
         })
         .await
     }
@@ -222,5 +289,46 @@ impl Service {
             Ok(gone)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Channel, ChannelConfig};
+
+    #[test]
+    fn default_channels_and_checks_that_alert_nobody() {
+        let t = jiff::Timestamp::UNIX_EPOCH;
+        let (p, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut s = State::default();
+        for (n, project, default_for_new) in [
+            (30, p, true),
+            (20, p, false),
+            (10, p, true),
+            (40, other, true),
+        ] {
+            s.put_channel(Channel {
+                uuid: Uuid::from_u128(n),
+                project,
+                seq: n as u64,
+                name: format!("c{n}"),
+                config: ChannelConfig::webhook("http://127.0.0.1:9/"),
+                created: t,
+                repeat: None,
+                default_for_new,
+            });
+        }
+        assert_eq!(
+            default_channels(&s, &p),
+            vec![Uuid::from_u128(10), Uuid::from_u128(30)]
+        );
+        assert_eq!(count_checks_without_channels(&s), 0);
+        let mut heard = Check::new(Uuid::from_u128(100), p, 1, t, Uuid::nil());
+        heard.channels = vec![Uuid::from_u128(20)];
+        s.put_check(heard);
+        s.put_check(Check::new(Uuid::from_u128(101), p, 2, t, Uuid::nil()));
+        s.put_check(Check::new(Uuid::from_u128(102), other, 3, t, Uuid::nil()));
+        assert_eq!(count_checks_without_channels(&s), 2);
     }
 }

@@ -2,7 +2,7 @@
 //! assigned to the check, all in the caller's transaction. Channels with a repeat interval
 //! also get a `repeats` row while the check stays down; [`queue_repeats`] turns due rows
 //! into outbox entries. Every flip passes here, so this is also where the one info-level log
-//! line per state change is written.
+//! line per state change is written, and the warning when a check goes down with no channel.
 
 use uuid::Uuid;
 
@@ -30,6 +30,15 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
     );
     if !flip.notifies() {
         return Ok(());
+    }
+    if flip.new_status == StoredStatus::Down && channels.is_empty() {
+        // The one place a silent failure can still be seen: nobody gets an alert.
+        tracing::warn!(
+            check = %flip.check,
+            name = %name,
+            "check is down and has no integrations: nobody is alerted \
+             (assign one with the API's `channels` or `overdue channel add`)"
+        );
     }
     ctx.alerts_queued();
     for channel in channels {

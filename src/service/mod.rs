@@ -85,6 +85,13 @@ pub enum ServiceError {
     NoSuchKey { project: String, key: String },
     #[error("project {project:?} has no channel {channel:?}")]
     NoSuchChannel { project: String, channel: String },
+    #[error("project {project:?} already has a channel named {channel:?}; choose another name")]
+    ChannelExists { project: String, channel: String },
+    #[error("project {project:?} has no check {check:?}")]
+    NoSuchCheck { project: String, check: String },
+    /// An admin command without a project while several exist (it would guess otherwise).
+    #[error("there are {} projects, name one of them: {}", .0.len(), .0.join(", "))]
+    ProjectNeeded(Vec<String>),
     #[error("{0}")]
     Usage(String),
     #[error("the service is overloaded, try again shortly")]
@@ -209,11 +216,21 @@ impl Service {
         };
         let started = std::time::Instant::now();
         let state = State::load(&store)?;
+        let silent = checks::count_checks_without_channels(&state);
         tracing::info!(
             checks = state.check_count(),
+            without_integrations = silent,
             "loaded the data file in {} ms",
             started.elapsed().as_millis()
         );
+        if silent > 0 {
+            tracing::warn!(
+                checks = silent,
+                "some checks have no integrations: nobody is alerted when they go down \
+                 (`overdue check show` lists a check's channels; a channel added with \
+                 `overdue channel add` is assigned to every check of its project)"
+            );
+        }
         let state = Arc::new(RwLock::new(state));
         let deadlines = writer::DeadlineSink::default();
         let metrics = Arc::new(metrics::Metrics::default());

@@ -275,15 +275,24 @@ pub struct ChannelRecord {
     pub created_us: i64,
 }
 
+/// The setting that marks a channel as a default for new checks ([`Channel::default_for_new`]),
+/// present only when set. A setting rather than a new field: the record keeps its shape, so
+/// files written before the flag existed read as "not a default" and stay version 1.
+const DEFAULT_FOR_NEW_KEY: &str = "default_for_new";
+
 impl From<&Channel> for ChannelRecord {
     fn from(c: &Channel) -> Self {
+        let mut settings = c.settings();
+        if c.default_for_new {
+            settings.push((DEFAULT_FOR_NEW_KEY.to_string(), "true".to_string()));
+        }
         ChannelRecord {
             uuid: c.uuid.as_u128(),
             project: c.project.as_u128(),
             seq: c.seq,
             name: c.name.clone(),
             kind: c.kind().to_string(),
-            settings: c.settings(),
+            settings,
             created_us: to_micros(c.created),
         }
     }
@@ -291,7 +300,12 @@ impl From<&Channel> for ChannelRecord {
 
 impl From<ChannelRecord> for Channel {
     fn from(r: ChannelRecord) -> Self {
-        let (config, repeat) = Channel::from_settings(&r.kind, r.settings);
+        let mut settings = r.settings;
+        let default_for_new = settings
+            .iter()
+            .any(|(k, v)| k == DEFAULT_FOR_NEW_KEY && v == "true");
+        settings.retain(|(k, _)| k != DEFAULT_FOR_NEW_KEY);
+        let (config, repeat) = Channel::from_settings(&r.kind, settings);
         Channel {
             uuid: Uuid::from_u128(r.uuid),
             project: Uuid::from_u128(r.project),
@@ -300,6 +314,7 @@ impl From<ChannelRecord> for Channel {
             config,
             created: from_micros(r.created_us),
             repeat,
+            default_for_new,
         }
     }
 }

@@ -176,6 +176,7 @@ fn everything_round_trips_through_a_reopen() {
         },
         created: at(3),
         repeat: None,
+        default_for_new: false,
     };
     let hook = Channel {
         uuid: Uuid::from_u128(0x20),
@@ -185,6 +186,7 @@ fn everything_round_trips_through_a_reopen() {
         config: ChannelConfig::webhook("https://hooks.example.org/secret/token"),
         created: at(4),
         repeat: Some(jiff::SignedDuration::from_hours(1)),
+        default_for_new: true,
     };
     let mut c = check(0x100, p.uuid, "backup");
     c.tags = "prod db".into();
@@ -280,7 +282,7 @@ fn everything_round_trips_through_a_reopen() {
 }
 
 #[test]
-fn set_links_replaces_and_delete_link_removes_one() {
+fn set_links_replaces_put_link_adds_and_delete_link_removes_one() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let store = Store::open(tmp.path()).expect("open");
     let p = Uuid::from_u128(1);
@@ -302,6 +304,10 @@ fn set_links_replaces_and_delete_link_removes_one() {
     txn.delete_link(c.uuid, b).expect("delete link");
     txn.commit().expect("commit");
     assert_eq!(store.load().expect("load").checks[0].channels, vec![d]);
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_link(c.uuid, a).expect("put link");
+    txn.commit().expect("commit");
+    assert_eq!(store.load().expect("load").checks[0].channels, vec![a, d]);
 }
 
 #[test]
@@ -660,6 +666,7 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
         },
         created: at(3),
         repeat: None,
+        default_for_new: true,
     };
     {
         let store = Store::open(tmp.path()).expect("open");
@@ -781,4 +788,43 @@ fn a_webhook_record_from_before_per_direction_templates_reads_as_get_both_ways()
     let channel: Channel = old.into();
     assert_eq!(channel.config, ChannelConfig::webhook("http://h/x"));
     assert_eq!(channel.repeat, None);
+    assert!(
+        !channel.default_for_new,
+        "no flag in the record: not a default"
+    );
+}
+
+#[test]
+fn the_default_for_new_checks_flag_is_a_setting_of_the_record_kept_out_of_the_config() {
+    let chan = Channel {
+        uuid: Uuid::from_u128(1),
+        project: Uuid::from_u128(2),
+        seq: 3,
+        name: "alerts".into(),
+        config: ChannelConfig::Other {
+            kind: "ntfy".into(),
+            settings: vec![("topic".into(), "t".into())],
+        },
+        created: at(3),
+        repeat: None,
+        default_for_new: true,
+    };
+    let record = records::ChannelRecord::from(&chan);
+    assert!(
+        record
+            .settings
+            .contains(&("default_for_new".into(), "true".into()))
+    );
+    let bytes = records::encode(&record).expect("encode");
+    assert_eq!(bytes[0], records::RECORD_V1, "the record keeps its version");
+    let back: Channel = records::decode::<records::ChannelRecord>(&bytes, "channel")
+        .expect("decode")
+        .into();
+    assert_eq!(back, chan, "the flag is not one of ntfy's settings");
+    let plain = Channel {
+        default_for_new: false,
+        ..chan
+    };
+    let record = records::ChannelRecord::from(&plain);
+    assert!(record.settings.iter().all(|(k, _)| k != "default_for_new"));
 }

@@ -127,6 +127,14 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// Adds one link (used when a new channel is assigned to existing checks).
+    pub fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        self.txn
+            .open_table(CHECK_CHANNELS)?
+            .insert(keys::link_key(check, channel), ())?;
+        Ok(())
+    }
+
     /// Removes one link (used when a channel is deleted).
     pub fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
         self.txn

@@ -74,6 +74,10 @@ pub struct DumpChannel {
     /// Kind-specific settings as ordered `[key, value]` pairs.
     pub settings: Vec<(String, String)>,
     pub created: String,
+    /// Checks created by the CLI get it unless they name their channels; absent in exports
+    /// written before the flag existed (then false).
+    #[serde(default)]
+    pub default_for_new: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,6 +239,7 @@ pub fn dump_project(
                 kind: c.kind().to_string(),
                 settings: c.settings(),
                 created: ts(c.created),
+                default_for_new: c.default_for_new,
             })
             .collect(),
         checks: checks.iter().map(|c| dump_check(c)).collect(),
@@ -321,6 +326,7 @@ impl DumpProject {
                 config,
                 created: parse_ts(&c.created, &what)?,
                 repeat,
+                default_for_new: c.default_for_new,
             });
         }
         let mut checks = Vec::with_capacity(self.checks.len());
@@ -460,6 +466,7 @@ mod tests {
             config: ChannelConfig::webhook("http://127.0.0.1:9/x"),
             created: t,
             repeat: Some(jiff::SignedDuration::from_secs(3600)),
+            default_for_new: true,
         };
         (p, ch)
     }
@@ -503,6 +510,7 @@ mod tests {
         assert_eq!((got.badge_key, &got.channels), (c.badge_key, &c.channels));
         assert!(got.filter_http_body);
         assert_eq!(parts.channels[0].config, ch.config);
+        assert!(parts.channels[0].default_for_new);
         assert_eq!(parts.project.ping_key, p.ping_key);
     }
 
@@ -526,6 +534,16 @@ mod tests {
             .to_model()
             .expect_err("grace too small");
         assert!(err.0.contains("grace"), "{err}");
+    }
+
+    #[test]
+    fn an_export_from_before_default_channels_imports_them_as_not_default() {
+        let (p, ch) = sample_project();
+        let mut doc = serde_json::to_value(dump_project(&p, &[], &[&ch], &[])).expect("json");
+        let channel = doc["channels"][0].as_object_mut().expect("channel");
+        assert_eq!(channel.remove("default_for_new"), Some(Value::Bool(true)));
+        let old: DumpProject = serde_json::from_value(doc).expect("still reads");
+        assert!(!old.to_model().expect("valid").channels[0].default_for_new);
     }
 
     #[test]

@@ -311,7 +311,7 @@ pub async fn admin(t: &TestServer, cmd: ChannelCmd) -> AdminOutput {
 
 pub fn add(kind: &str, name: &str) -> ChannelAddArgs {
     ChannelAddArgs {
-        project: "default".into(),
+        project: Some("default".into()),
         kind: kind.into(),
         name: name.into(),
         ..Default::default()
@@ -327,7 +327,7 @@ pub async fn channels_json(t: &TestServer) -> Vec<Value> {
     let out = admin(
         t,
         ChannelCmd::Ls {
-            project: "default".into(),
+            project: Some("default".into()),
             json: true,
         },
     )

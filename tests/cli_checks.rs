@@ -1,0 +1,281 @@
+//! `overdue check add|ls|show|pause|resume|rm` as a user runs them: the API's validation and
+//! messages, checks named by slug, name or UUID, the project argument left out when there is
+//! only one project, and status colours only on a terminal.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+mod process;
+
+use process::{OVERDUE_VARS, Ran, Serve, overdue_in};
+
+fn ok(data: &Path, args: &[&str]) -> String {
+    overdue_in(data, args).ok()
+}
+
+fn json_of(data: &Path, args: &[&str]) -> Value {
+    let out = ok(data, args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// Asserts the exit code and a message on stderr only; the message.
+fn fails(run: Ran, code: i32) -> String {
+    assert_eq!(
+        run.code,
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "stdout on failure: {}", run.stdout);
+    assert!(run.stderr.starts_with("overdue: "), "{}", run.stderr);
+    run.stderr
+}
+
+#[test]
+fn check_add_show_pause_resume_rm_through_the_running_service() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+
+    // The API's validation, with the API's words, and nothing created.
+    let cases: [(&[&str], Value); 6] = [
+        (&["--grace", "5"], json!({"grace": 5})),
+        (&["--timeout", "3y"], json!({"timeout": "3y"})),
+        (
+            &["--schedule", "every day"],
+            json!({"schedule": "every day"}),
+        ),
+        (&["--slug", "Not A Slug"], json!({"slug": "Not A Slug"})),
+        (&["--tz", "Mars/Olympus"], json!({"tz": "Mars/Olympus"})),
+        (&["--channels", "nope"], json!({"channels": "nope"})),
+    ];
+    for (flags, body) in cases {
+        let mut args = vec!["check", "add", "--name", "x"];
+        args.extend_from_slice(flags);
+        let err = fails(overdue_in(data, &args), 1);
+        let mut body = body;
+        body["name"] = json!("x");
+        let (code, doc) = serve.http("POST", "/api/v3/checks/", Some(&rw), Some(&body));
+        assert_eq!(code, 400, "{doc}");
+        let api = doc["error"].as_str().expect("error");
+        assert_eq!(err, format!("overdue: {api}\n"), "{flags:?}");
+    }
+    assert!(serve.checks(&rw).is_empty());
+
+    // The project is left out: `default` is the only one.
+    let created = json_of(
+        data,
+        &[
+            "check",
+            "add",
+            "--name",
+            "Nightly backup",
+            "--slug",
+            "nightly",
+            "--tags",
+            "prod db",
+            "--timeout",
+            "1h",
+            "--grace",
+            "5m",
+            "--methods",
+            "POST",
+            "--json",
+        ],
+    );
+    let uuid = created["uuid"].as_str().expect("uuid").to_string();
+    let from_api = serve.http_ok("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(created, from_api);
+    assert_eq!(
+        (&from_api["timeout"], &from_api["grace"], &from_api["tags"]),
+        (&json!(3600), &json!(300), &json!("prod db"))
+    );
+
+    // A ping, then `show` by slug, by name and by UUID.
+    process::http_ok(serve.port, "POST", &format!("/ping/{uuid}"), None, None);
+    let from_api = serve.http_ok("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    for ident in ["nightly", "Nightly backup", uuid.as_str()] {
+        let shown = json_of(data, &["check", "show", ident, "--json"]);
+        assert_eq!(shown["uuid"], json!(uuid), "{ident}");
+        assert_eq!(shown["status"], "up");
+        assert_eq!(shown["next_ping"], from_api["next_ping"]);
+        assert_eq!(shown["ping_url"], from_api["ping_url"]);
+        assert_eq!(shown["last_pings"][0]["n"], 1, "{shown}");
+    }
+    let next = from_api["next_ping"]
+        .as_str()
+        .expect("next ping")
+        .to_string();
+    let ping_url = from_api["ping_url"].as_str().expect("ping url").to_string();
+    let text = ok(data, &["check", "show", "default", "nightly"]);
+    for expected in [
+        "name:          Nightly backup".to_string(),
+        "status:        up".into(),
+        format!("next expected: {next}"),
+        format!("ping url:      {ping_url}"),
+        "schedule:      every 1h, grace 5m".into(),
+        "methods:       POST only".into(),
+        "channels:      none: nobody is alerted when it goes down".into(),
+        "last pings:\n  #1 ".into(),
+    ] {
+        assert!(text.contains(&expected), "{expected:?} in:\n{text}");
+    }
+    let listing = ok(data, &["check", "ls"]);
+    let header = listing.lines().next().expect("header");
+    assert!(header.contains("NEXT EXPECTED"), "{listing}");
+    let row = listing
+        .lines()
+        .find(|l| l.starts_with(&uuid))
+        .expect("the check's row");
+    assert!(row.contains(" up ") && row.contains(&next), "{row}");
+    assert!(
+        !listing.contains('\u{1b}'),
+        "no colours when piped: {listing:?}"
+    );
+
+    // Pause, resume, and the API's refusal to resume what is not paused.
+    let out = ok(data, &["check", "pause", "nightly"]);
+    assert!(out.contains("paused check Nightly backup"), "{out}");
+    let doc = serve.http_ok("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(doc["status"], "paused");
+    ok(data, &["check", "resume", "nightly"]);
+    let doc = serve.http_ok("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(doc["status"], "new");
+    let err = fails(overdue_in(data, &["check", "resume", "nightly"]), 1);
+    assert_eq!(err, "overdue: check is not paused\n");
+
+    // A name two checks share is refused; their UUIDs are offered.
+    let twin = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "Nightly backup"})),
+    );
+    let err = fails(overdue_in(data, &["check", "show", "Nightly backup"]), 1);
+    assert!(
+        err.contains(&uuid) && err.contains(twin["uuid"].as_str().expect("uuid")),
+        "{err}"
+    );
+
+    // Removal of one check, without a question.
+    let out = ok(data, &["check", "rm", &uuid]);
+    assert!(out.contains(&uuid), "{out}");
+    let (code, _) = serve.http("GET", &format!("/api/v3/checks/{uuid}"), Some(&rw), None);
+    assert_eq!(code, 404);
+    let err = fails(overdue_in(data, &["check", "rm", "nightly"]), 1);
+    assert_eq!(
+        err,
+        "overdue: project \"default\" has no check \"nightly\"\n"
+    );
+}
+
+#[test]
+fn the_project_argument_may_be_left_out_when_there_is_only_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let err = fails(overdue_in(data, &["check", "ls"]), 1);
+    assert!(err.contains("overdue project add"), "{err}");
+
+    ok(data, &["project", "add", "ops"]);
+    let key = json_of(data, &["key", "add", "--json"]);
+    assert_eq!(key["project"], "ops");
+    let prefix = key["prefix"].as_str().expect("prefix").to_string();
+    assert!(ok(data, &["key", "ls"]).contains(&prefix));
+    ok(
+        data,
+        &[
+            "channel", "add", "--kind", "email", "--name", "m", "--value", "a@b.c",
+        ],
+    );
+    assert!(ok(data, &["channel", "ls"]).contains("a@b.c"));
+    let check = json_of(data, &["check", "add", "--name", "db", "--json"]);
+    let uuid = check["uuid"].as_str().expect("uuid").to_string();
+    assert!(ok(data, &["check", "ls"]).contains(&uuid));
+    assert!(ok(data, &["check", "show", "db"]).contains(&uuid));
+
+    // Two projects: the commands that need one name it, and say which there are.
+    ok(data, &["project", "add", "dev"]);
+    for args in [
+        &["check", "ls"][..],
+        &["check", "show", "db"][..],
+        &["check", "add", "--name", "x"][..],
+        &["key", "ls"][..],
+        &["key", "rm", &prefix][..],
+        &["channel", "ls"][..],
+        &["channel", "rm", "m"][..],
+    ] {
+        let err = fails(overdue_in(data, args), 2);
+        assert_eq!(
+            err, "overdue: there are 2 projects, name one of them: ops, dev\n",
+            "{args:?}"
+        );
+    }
+    // Named, they work; a UUID needs no project.
+    assert!(ok(data, &["check", "ls", "ops"]).contains(&uuid));
+    assert!(ok(data, &["check", "show", &uuid]).contains("project:       ops"));
+    assert!(!ok(data, &["check", "ls", "dev"]).contains(&uuid));
+    let err = fails(overdue_in(data, &["check", "show", "dev", &uuid]), 1);
+    assert!(err.contains("project \"dev\" has no check"), "{err}");
+    ok(data, &["key", "rm", "ops", &prefix]);
+}
+
+/// `overdue --data DATA ARGS...` on a pseudo-terminal (util-linux `script`), with `env`; its
+/// output as the terminal showed it.
+fn on_a_terminal(data: &Path, args: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new("script");
+    for var in OVERDUE_VARS {
+        cmd.env_remove(var);
+    }
+    let line = format!("'{}' --data '{}' {args}", process::BIN, data.display());
+    let out = cmd
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env("TERM", "xterm")
+        .envs(env.iter().copied())
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn statuses_are_coloured_on_a_terminal_only_and_never_with_no_color() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    let c = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&rw),
+        Some(&json!({"name": "db"})),
+    );
+    let uuid = c["uuid"].as_str().expect("uuid");
+    serve.http_ok(
+        "POST",
+        &format!("/api/v3/checks/{uuid}/pause"),
+        Some(&rw),
+        None,
+    );
+
+    let dim_paused = "\u{1b}[2mpaused";
+    let terminal = on_a_terminal(data, "check ls default", &[]);
+    assert!(terminal.contains(dim_paused), "{terminal:?}");
+    let shown = on_a_terminal(data, "check show db", &[]);
+    assert!(shown.contains(dim_paused), "{shown:?}");
+
+    let no_color = on_a_terminal(data, "check ls default", &[("NO_COLOR", "1")]);
+    assert!(no_color.contains("paused"), "{no_color:?}");
+    assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
+    let piped = ok(data, &["check", "ls", "default"]);
+    assert!(
+        piped.contains("paused") && !piped.contains('\u{1b}'),
+        "{piped:?}"
+    );
+}
