@@ -157,7 +157,7 @@ async fn writer(n: usize, secs: u64) {
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
         service.read(|s| s.journal_len()),
-        service.store().journal_len().unwrap_or(0),
+        service.journal_len().unwrap_or(0),
     );
 }
 

@@ -83,7 +83,7 @@ pub fn status(app: &App) -> Response {
     if let Some(failure) = app.service.storage_health().failure() {
         return unavailable(failure.to_string());
     }
-    match app.service.store().health_check() {
+    match app.service.probe_storage() {
         Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");

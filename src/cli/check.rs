@@ -408,8 +408,7 @@ pub async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutput, Serv
                     .collect();
                 Ok::<_, ServiceError>((c, p, channels))
             })?;
-            service.fold_journal_for(&c.uuid).await?;
-            let pings = service.store().pings(c.uuid, SHOWN_PINGS)?;
+            let pings = service.pings(c.uuid, SHOWN_PINGS).await?;
             if json {
                 let mut doc = check_json(&c, now, urls, false);
                 let listed: Vec<Value> = pings

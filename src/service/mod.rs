@@ -8,11 +8,15 @@ pub mod admin;
 pub mod auth;
 pub mod checks;
 pub mod clock;
+mod deliveries;
 pub(crate) mod flips;
 pub mod health;
 pub mod journal;
+#[cfg(test)]
+mod journal_tests;
 pub mod metrics;
 pub mod pings;
+pub mod reads;
 pub mod state;
 pub mod transfer;
 pub mod writer;
@@ -328,7 +332,8 @@ impl Service {
         &self.config
     }
 
-    pub fn store(&self) -> &Store {
+    /// The data file. Only the service reads it: see [`reads`] for what others may read.
+    fn store(&self) -> &Store {
         &self.store
     }
 
