@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::{Signal, Target};
 use overdue::model::{Check, StoredStatus};
-use overdue::ping::route::{Signal, Target};
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig};
 use uuid::Uuid;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::Signal;
 use overdue::model::spec::parse_spec;
 use overdue::model::{ApiVersion, ChannelConfig, Flip, StoredStatus};
-use overdue::ping::route::Signal;
 use overdue::service::{Clock, Service, ServiceConfig};
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::Signal;
 use overdue::model::spec::parse_spec;
 use overdue::model::{ApiVersion, ChannelConfig, StoredStatus};
-use overdue::ping::route::Signal;
 use overdue::service::health::StoragePolicy;
 use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
 use serde_json::{Value, json};

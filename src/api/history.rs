@@ -9,11 +9,11 @@ use warp::reply::Response;
 use crate::api::auth::{authorize, authorize_read};
 use crate::api::checks::with_check;
 use crate::api::error::ApiError;
-use crate::api::json::{Urls, durations, flip_json, ping_json};
 use crate::api::response::{json_response, text_response};
 use crate::api::router::CheckRef;
 use crate::api::{App, Request};
 use crate::model::ApiVersion;
+use crate::model::json::{Urls, durations, flip_json, ping_json};
 use crate::model::limits::MAX_PERIOD_SECS;
 
 /// Largest `start`/`end` accepted by list flips.

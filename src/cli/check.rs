@@ -14,8 +14,8 @@ use jiff::{SignedDuration, Span, SpanRelativeTo, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::api::json::{Urls, check_json, durations, ping_json};
 use crate::cli::admin::{AdminOutput, pretty};
+use crate::model::json::{Urls, check_json, durations, ping_json};
 use crate::model::spec::parse_spec;
 use crate::model::time::iso_seconds;
 use crate::model::{ApiVersion, Check, Kind, Ping, Status};

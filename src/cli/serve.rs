@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::api::{ApiConfig, App};
 use crate::cli::{LogFormat, control, sd_notify};
-use crate::inbound::InboundConfig;
+use crate::email::InboundConfig;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
     DEFAULT_DELIVERY_TRIES, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS,
@@ -267,7 +267,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
     let control_listener = control::bind(&data)
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
-    let prune_task = tokio::spawn(crate::ping::prune::run(service.clone()));
+    let prune_task = tokio::spawn(crate::monitor::prune::run(service.clone()));
     let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
@@ -285,7 +285,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
         if let Ok(smtp_addr) = smtp.local_addr() {
             tracing::info!("email pings: SMTP on {smtp_addr} for *@{domain}");
         }
-        tasks.push(tokio::spawn(crate::inbound::serve(
+        tasks.push(tokio::spawn(crate::email::serve(
             smtp,
             service.clone(),
             InboundConfig::new(domain.clone()),

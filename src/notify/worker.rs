@@ -17,7 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
-use crate::api::json::{Urls, check_json};
+use crate::model::json::{Urls, check_json};
 use crate::model::limits::DELIVERIES_IN_FLIGHT_PER_CHANNEL;
 use crate::model::outbox::{REPEAT_REASON, retry_at};
 use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry, StoredStatus};

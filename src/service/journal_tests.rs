@@ -4,8 +4,8 @@
 
 use crate::model::ApiVersion;
 use crate::model::StoredStatus;
+use crate::model::signal::{Signal, Target};
 use crate::model::spec::CheckSpec;
-use crate::ping::route::{Signal, Target};
 use crate::service::pings::PingRequest;
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;

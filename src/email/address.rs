@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use crate::model::limits::PING_KEY_LEN;
-use crate::ping::route::Target;
+use crate::model::signal::Target;
 
 /// Why a recipient is refused (both answered 550).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
