@@ -99,6 +99,18 @@ pub enum AdminCommand {
     },
 }
 
+impl AdminCommand {
+    /// Whether the command may create the data file when there is none: only an import
+    /// (of a dump, or migrated checks) into a new directory. The rest would leave an empty
+    /// database behind a mistyped or forgotten `--data`.
+    pub fn may_create_data(&self) -> bool {
+        matches!(
+            self,
+            AdminCommand::Import { .. } | AdminCommand::Migrate { .. }
+        )
+    }
+}
+
 /// What a command printed and its exit code.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdminOutput {
