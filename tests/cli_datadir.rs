@@ -77,7 +77,7 @@ fn admin_commands_without_data_exit_2_create_nothing_and_say_where_they_looked()
     let named = tmp.path().join("named");
     let named_arg = named.to_str().expect("utf-8");
     let backup = tmp.path().join("b.redb");
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 9] = [
         &["project", "add", "ops"],
         &["project", "rm", "ops", "--yes"],
         &["project", "rm", "ops"],
@@ -85,6 +85,7 @@ fn admin_commands_without_data_exit_2_create_nothing_and_say_where_they_looked()
         &["channel", "ls", "ops"],
         &["check", "ls", "ops"],
         &["export"],
+        &["export", "--output", "dump.json"],
         &["backup", backup.to_str().expect("utf-8")],
     ];
     for args in commands {

@@ -78,6 +78,9 @@ pub enum AdminCommand {
     /// Copy the data file to this absolute path.
     Backup {
         path: std::path::PathBuf,
+        /// Replace an existing file (absent from older clients: refuse).
+        #[serde(default)]
+        force: bool,
     },
     Export {
         project: Option<String>,
@@ -191,7 +194,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
-        AdminCommand::Backup { path } => data::backup(service, path).await,
+        AdminCommand::Backup { path, force } => data::backup(service, path, force).await,
         AdminCommand::Export { project } => data::export(service, project.as_deref()),
         AdminCommand::Import { dump } => data::import(service, *dump).await,
         AdminCommand::Migrate { project, checks } => {

@@ -391,6 +391,7 @@ mod tests {
         let long = Duration::from_secs(CONTROL_LONG_ANSWER_SECS);
         let backup = AdminCommand::Backup {
             path: "/tmp/x".into(),
+            force: false,
         };
         assert_eq!(Patience::for_command(&backup).answer, long);
         assert_eq!(

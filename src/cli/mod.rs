@@ -171,9 +171,16 @@ pub fn main() -> ExitCode {
             Ok(cmd) => cmd,
             Err(e) => return finish(AdminOutput::error(e)),
         },
-        Command::Export(args) => AdminCommand::Export {
-            project: args.project,
-        },
+        Command::Export(args) => {
+            let cmd = AdminCommand::Export {
+                project: args.project,
+            };
+            let exported = runtime.block_on(control::run_admin(&data, cmd));
+            return finish(match args.output {
+                Some(file) => data::write_export(&file, exported),
+                None => exported,
+            });
+        }
         Command::Import(args) => match (&args.from_healthchecks, &args.file) {
             (Some(url), _) => {
                 let key = args.api_key.clone().unwrap_or_default();
