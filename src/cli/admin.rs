@@ -78,6 +78,9 @@ pub enum AdminCommand {
     /// Copy the data file to this absolute path.
     Backup {
         path: std::path::PathBuf,
+        /// Replace an existing file (absent from older clients: refuse).
+        #[serde(default)]
+        force: bool,
     },
     Export {
         project: Option<String>,
@@ -97,6 +100,18 @@ pub enum AdminCommand {
     ProjectContents {
         name: String,
     },
+}
+
+impl AdminCommand {
+    /// Whether the command may create the data file when there is none: only an import
+    /// (of a dump, or migrated checks) into a new directory. The rest would leave an empty
+    /// database behind a mistyped or forgotten `--data`.
+    pub fn may_create_data(&self) -> bool {
+        matches!(
+            self,
+            AdminCommand::Import { .. } | AdminCommand::Migrate { .. }
+        )
+    }
 }
 
 /// What a command printed and its exit code.
@@ -179,7 +194,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
-        AdminCommand::Backup { path } => data::backup(service, path).await,
+        AdminCommand::Backup { path, force } => data::backup(service, path, force).await,
         AdminCommand::Export { project } => data::export(service, project.as_deref()),
         AdminCommand::Import { dump } => data::import(service, *dump).await,
         AdminCommand::Migrate { project, checks } => {

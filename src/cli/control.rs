@@ -20,13 +20,15 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::cli::admin::{AdminCommand, AdminOutput, execute};
+use crate::cli::admin::{AdminCommand, AdminOutput, USAGE_EXIT, execute};
+use crate::cli::datadir;
 use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
     CONTROL_SILENCE_SECS,
 };
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
+use crate::store::access::AccessDenied;
 
 /// Bytes written or read per step on the client side: each step must make progress within
 /// the silence limit.
@@ -239,7 +241,25 @@ fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let socket = socket_path(data);
     let patience = Patience::for_command(&cmd);
-    if let Ok(Ok(stream)) = timeout(patience.silence, UnixStream::connect(&socket)).await {
+    let connected = match timeout(patience.silence, UnixStream::connect(&socket)).await {
+        Ok(Ok(stream)) => Some(stream),
+        // A service runs (or ran) as another user: opening the file would be refused too, and
+        // the socket's refusal names the user to run as.
+        Ok(Err(e)) => {
+            // The directory, when it hides the socket: the socket may not even exist.
+            let refused = if socket.symlink_metadata().is_ok() {
+                &socket
+            } else {
+                data
+            };
+            match AccessDenied::from_io(refused, &e) {
+                Some(denied) => return AdminOutput::error(denied),
+                None => None,
+            }
+        }
+        Err(_) => None,
+    };
+    if let Some(stream) = connected {
         return match send(stream, &cmd, patience).await {
             Ok(output) => output,
             Err(SendError::Silent(_)) => not_answering(data, &socket),
@@ -258,13 +278,22 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
         notify: crate::notify::NotifyConfig::from_env(),
         ..ServiceConfig::default()
     };
-    match Service::open(data, config, Clock::System) {
+    let opened = if cmd.may_create_data() {
+        Service::open(data, config, Clock::System)
+    } else {
+        Service::open_existing(data, config, Clock::System)
+    };
+    match opened {
         Ok(service) => {
             let output = execute(&service, cmd).await;
             service.close().await;
             output
         }
         Err(StoreError::Locked(_)) => not_answering(data, &socket),
+        Err(StoreError::NoDataFile(_)) => AdminOutput {
+            code: USAGE_EXIT,
+            ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))
+        },
         Err(e) => AdminOutput::error(e),
     }
 }
@@ -362,6 +391,7 @@ mod tests {
         let long = Duration::from_secs(CONTROL_LONG_ANSWER_SECS);
         let backup = AdminCommand::Backup {
             path: "/tmp/x".into(),
+            force: false,
         };
         assert_eq!(Patience::for_command(&backup).answer, long);
         assert_eq!(

@@ -5,12 +5,15 @@
 //! hands the checks to the service in batches, reporting progress on stderr.
 
 use std::fmt::Write as _;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::cli::admin::{AdminCommand, AdminOutput};
+use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control;
 use crate::service::transfer::{Counts, MigrateOutcome};
 use crate::service::{Service, ServiceError};
@@ -26,6 +29,9 @@ pub struct BackupArgs {
     /// the service process writes it, so it must be a path the service may write.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Replace FILE if it exists; without it an existing FILE is refused and left as it is.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -33,6 +39,11 @@ pub struct ExportArgs {
     /// Export only this project (default: every project).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
+    /// Write the export to FILE instead of standard output. It holds API key hashes and the
+    /// badge secret, so FILE is created with mode 0600 whatever the umask (written as
+    /// FILE.tmp, then renamed over FILE).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -63,28 +74,95 @@ pub struct ImportArgs {
 
 fn counts(c: Counts) -> String {
     format!(
-        "{} projects, {} API keys, {} channels, {} checks",
-        c.projects, c.keys, c.channels, c.checks
+        "{}, {}, {}, {}",
+        count(c.projects, "project"),
+        count(c.keys, "API key"),
+        count(c.channels, "channel"),
+        count(c.checks, "check")
     )
 }
 
 type Outcome = Result<AdminOutput, ServiceError>;
 
-/// `backup`, inside the service.
-pub async fn backup(service: &Service, path: PathBuf) -> Outcome {
+/// `backup`, inside the service: the service's view of the filesystem is the one that counts
+/// (a unit's private /tmp differs from the caller's).
+pub async fn backup(service: &Service, path: PathBuf, force: bool) -> Outcome {
+    // symlink_metadata: a dangling link is something in the way too.
+    if !force && path.symlink_metadata().is_ok() {
+        return Ok(AdminOutput::error(format!(
+            "{} already exists; nothing was written (add --force to replace it)",
+            path.display()
+        )));
+    }
     let r = service.backup(path).await?;
     Ok(AdminOutput::ok(format!(
-        "backup written to {} ({} bytes, {} checks, {} pings)\n",
+        "backup written to {} ({} bytes, {}, {})\n",
         r.path.display(),
         r.bytes,
-        r.checks,
-        r.pings
+        count(usize::try_from(r.checks).unwrap_or(usize::MAX), "check"),
+        count(usize::try_from(r.pings).unwrap_or(usize::MAX), "ping")
     )))
 }
 
 /// `export`, inside the service.
 pub fn export(service: &Service, project: Option<&str>) -> Outcome {
     Ok(AdminOutput::ok(service.export(project)?.to_json()))
+}
+
+/// `export --output FILE`: writes what the service exported to `file`, created 0600 (the
+/// export holds key hashes and the badge secret, and the shell's umask would leave it
+/// readable to others), and says what it holds instead of printing it.
+pub fn write_export(file: &Path, exported: AdminOutput) -> AdminOutput {
+    if exported.code != 0 {
+        return exported;
+    }
+    if let Err(e) = write_private(file, exported.stdout.as_bytes()) {
+        return AdminOutput::error(format!("cannot write {}: {e}", file.display()));
+    }
+    let what = match Dump::parse(&exported.stdout) {
+        Ok(dump) => {
+            let mut c = Counts::default();
+            for p in &dump.projects {
+                c.projects += 1;
+                c.keys += p.api_keys.len();
+                c.channels += p.channels.len();
+                c.checks += p.checks.len();
+            }
+            counts(c)
+        }
+        Err(_) => "the export".into(),
+    };
+    AdminOutput {
+        stdout: format!("exported {what} to {} (mode 0600)\n", file.display()),
+        ..exported
+    }
+}
+
+/// Writes `bytes` to `file` through `FILE.tmp`, created with mode 0600 (never readable by
+/// others, not even for a moment), synced, then renamed over `file`.
+fn write_private(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = file.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let written = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// `import FILE`, inside the service.
@@ -138,7 +216,10 @@ pub async fn migrate_batch(
 pub fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> {
     let path = std::path::absolute(&args.file)
         .map_err(|e| format!("cannot resolve {}: {e}", args.file.display()))?;
-    Ok(AdminCommand::Backup { path })
+    Ok(AdminCommand::Backup {
+        path,
+        force: args.force,
+    })
 }
 
 fn read_input(path: &Path) -> std::io::Result<String> {

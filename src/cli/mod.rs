@@ -9,6 +9,7 @@ pub mod check;
 pub mod confirm;
 pub mod control;
 pub mod data;
+pub mod datadir;
 pub mod docs;
 pub mod doctor;
 pub mod schedule;
@@ -28,14 +29,13 @@ pub use channel::{ChannelAddArgs, ChannelCmd};
 #[command(name = "overdue", version, about, propagate_version = true)]
 pub struct Cli {
     /// Data directory (holds overdue.redb and the control socket).
-    #[arg(
-        long,
-        global = true,
-        env = "OVERDUE_DATA",
-        default_value = "./overdue-data",
-        value_name = "DIR"
-    )]
-    pub data: PathBuf,
+    ///
+    /// Without it: ./overdue-data if it exists; else, for commands other than `serve`,
+    /// /var/lib/overdue (the packaged service's) when it holds a data file or a control
+    /// socket; else ./overdue-data. Only `serve` and `import` create a data file: other
+    /// commands on a directory without one exit 2.
+    #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
 
     /// How `serve` writes its log to stderr: readable text, or one JSON object per line.
     #[arg(
@@ -123,11 +123,16 @@ pub fn main() -> ExitCode {
         return match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("overdue: {e:#}");
+                eprintln!("overdue: {}", error_chain(&e));
                 ExitCode::from(1)
             }
         };
     }
+    let purpose = match cli.command {
+        Command::Serve(_) => datadir::Purpose::Serve,
+        _ => datadir::Purpose::Admin,
+    };
+    let data = datadir::choose(cli.data.as_deref(), purpose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -140,10 +145,10 @@ pub fn main() -> ExitCode {
     };
     let admin = match cli.command {
         Command::Serve(args) => {
-            return match runtime.block_on(serve::run(cli.data, args, cli.log_format)) {
+            return match runtime.block_on(serve::run(data, args, cli.log_format)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("overdue: {e:#}");
+                    eprintln!("overdue: {}", error_chain(&e));
                     ExitCode::from(1)
                 }
             };
@@ -166,13 +171,20 @@ pub fn main() -> ExitCode {
             Ok(cmd) => cmd,
             Err(e) => return finish(AdminOutput::error(e)),
         },
-        Command::Export(args) => AdminCommand::Export {
-            project: args.project,
-        },
+        Command::Export(args) => {
+            let cmd = AdminCommand::Export {
+                project: args.project,
+            };
+            let exported = runtime.block_on(control::run_admin(&data, cmd));
+            return finish(match args.output {
+                Some(file) => data::write_export(&file, exported),
+                None => exported,
+            });
+        }
         Command::Import(args) => match (&args.from_healthchecks, &args.file) {
             (Some(url), _) => {
                 let key = args.api_key.clone().unwrap_or_default();
-                return finish(runtime.block_on(data::migrate(&cli.data, url, &key, args.project)));
+                return finish(runtime.block_on(data::migrate(&data, url, &key, args.project)));
             }
             (None, Some(file)) => match data::import_command(file, args.project.as_deref()) {
                 Ok(cmd) => cmd,
@@ -184,12 +196,27 @@ pub fn main() -> ExitCode {
                 ));
             }
         },
-        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
+        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&data, &args))),
     };
-    if let Err(refused) = runtime.block_on(confirm::confirm(&cli.data, &admin)) {
+    if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
         return finish(refused);
     }
-    finish(runtime.block_on(control::run_admin(&cli.data, admin)))
+    finish(runtime.block_on(control::run_admin(&data, admin)))
+}
+
+/// An error and its causes on one line, each said once. `{:#}` would add every source's
+/// text after the error's own, and errors whose message already includes their source (an
+/// I/O error's "Permission denied", say) would then say it twice.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Prints a command's output and turns its code into the process's exit code. Colours in the
@@ -198,4 +225,28 @@ fn finish(output: AdminOutput) -> ExitCode {
     anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open /d/overdue.redb: {source}")]
+    struct Repeats {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_says_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(libc::EACCES);
+        let e = anyhow::Error::new(Repeats { source: io });
+        assert_eq!(format!("{e:#}").matches("Permission denied").count(), 2);
+        assert_eq!(
+            error_chain(&e),
+            "cannot open /d/overdue.redb: Permission denied (os error 13)"
+        );
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_chain(&e), "outer: inner");
+    }
 }

@@ -201,7 +201,21 @@ impl Service {
         config: ServiceConfig,
         clock: Clock,
     ) -> Result<Service, StoreError> {
-        let store = Arc::new(Store::open(data_dir)?);
+        Service::start(Store::open(data_dir)?, config, clock)
+    }
+
+    /// Like [`Service::open`], but a directory without a data file is an error
+    /// ([`StoreError::NoDataFile`]) instead of a new, empty database.
+    pub fn open_existing(
+        data_dir: &Path,
+        config: ServiceConfig,
+        clock: Clock,
+    ) -> Result<Service, StoreError> {
+        Service::start(Store::open_existing(data_dir)?, config, clock)
+    }
+
+    fn start(store: Store, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
+        let store = Arc::new(store);
         let badge_secret = load_or_create_secret(&store, "badge_secret")?;
         let site_root = match &config.site_root {
             Some(root) => {
