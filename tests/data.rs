@@ -91,8 +91,11 @@ fn backup_while_serving_under_ping_load_restores_every_acknowledged_ping() {
         .iter()
         .map(|c| c["n_pings"].as_u64().expect("n_pings"))
         .sum();
+    // A pinger may have a ping stored before the copy was taken whose answer it has not
+    // counted yet when the backup returns: at most one per pinger.
+    let in_flight = uuids.len() as u64;
     assert!(
-        (before..=after).contains(&total),
+        (before..=after + in_flight).contains(&total),
         "the backup holds {total} pings; {before} were acknowledged before it began, {after} when it ended"
     );
     for c in &list {
