@@ -235,23 +235,32 @@ fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
     ))
 }
 
+/// Runs an admin command in the service running on `data`; `None` when no service listens on
+/// its control socket.
+pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
+    let socket = socket_path(data);
+    let patience = Patience::for_command(cmd);
+    let Ok(Ok(stream)) = timeout(patience.silence, UnixStream::connect(&socket)).await else {
+        return None;
+    };
+    Some(match send(stream, cmd, patience).await {
+        Ok(output) => output,
+        Err(SendError::Silent(_)) => not_answering(data, &socket),
+        Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
+            "{e} (at {}); it may still finish it: see its log",
+            socket.display()
+        )),
+        Err(e) => AdminOutput::error(format!(
+            "the service at {} did not answer: {e}",
+            socket.display()
+        )),
+    })
+}
+
 /// Runs an admin command: through the running service if there is one, else on the file.
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
-    let socket = socket_path(data);
-    let patience = Patience::for_command(&cmd);
-    if let Ok(Ok(stream)) = timeout(patience.silence, UnixStream::connect(&socket)).await {
-        return match send(stream, &cmd, patience).await {
-            Ok(output) => output,
-            Err(SendError::Silent(_)) => not_answering(data, &socket),
-            Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
-                "{e} (at {}); it may still finish it: see its log",
-                socket.display()
-            )),
-            Err(e) => AdminOutput::error(format!(
-                "the service at {} did not answer: {e}",
-                socket.display()
-            )),
-        };
+    if let Some(output) = ask_running(data, &cmd).await {
+        return output;
     }
     let config = ServiceConfig {
         site_root: None,
@@ -264,7 +273,7 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
             service.close().await;
             output
         }
-        Err(StoreError::Locked(_)) => not_answering(data, &socket),
+        Err(StoreError::Locked(_)) => not_answering(data, &socket_path(data)),
         Err(e) => AdminOutput::error(e),
     }
 }

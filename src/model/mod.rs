@@ -10,6 +10,7 @@ pub mod outbox;
 pub mod ping;
 pub mod project;
 pub mod ratelimit;
+pub mod site_root;
 pub mod slug;
 pub mod spec;
 pub mod time;
