@@ -95,6 +95,9 @@ pub enum AdminCommand {
     },
     /// The newest time the file records (for `doctor`'s clock check).
     NewestTime,
+    /// The settings the service runs with and the alerting facts of its data, as JSON (for
+    /// `doctor`; see `doctor::settings`).
+    Settings,
     /// What removing a project would remove, in words; changes nothing (`project rm` shows
     /// it before asking).
     ProjectContents {
@@ -201,6 +204,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
             data::migrate_batch(service, project, checks).await
         }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
+        AdminCommand::Settings => Ok(crate::cli::doctor::settings::answer(service)),
         AdminCommand::ProjectContents { name } => service
             .read(|s| project_contents(s, &name))
             .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),

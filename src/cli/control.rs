@@ -237,12 +237,13 @@ fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
     ))
 }
 
-/// Runs an admin command: through the running service if there is one, else on the file.
-pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+/// Runs an admin command in the service running on `data`; `None` when no service listens on
+/// its control socket.
+pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
     let socket = socket_path(data);
-    let patience = Patience::for_command(&cmd);
-    let connected = match timeout(patience.silence, UnixStream::connect(&socket)).await {
-        Ok(Ok(stream)) => Some(stream),
+    let patience = Patience::for_command(cmd);
+    let stream = match timeout(patience.silence, UnixStream::connect(&socket)).await {
+        Ok(Ok(stream)) => stream,
         // A service runs (or ran) as another user: opening the file would be refused too, and
         // the socket's refusal names the user to run as.
         Ok(Err(e)) => {
@@ -252,26 +253,28 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
             } else {
                 data
             };
-            match AccessDenied::from_io(refused, &e) {
-                Some(denied) => return AdminOutput::error(denied),
-                None => None,
-            }
+            return AccessDenied::from_io(refused, &e).map(AdminOutput::error);
         }
-        Err(_) => None,
+        Err(_) => return None,
     };
-    if let Some(stream) = connected {
-        return match send(stream, &cmd, patience).await {
-            Ok(output) => output,
-            Err(SendError::Silent(_)) => not_answering(data, &socket),
-            Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
-                "{e} (at {}); it may still finish it: see its log",
-                socket.display()
-            )),
-            Err(e) => AdminOutput::error(format!(
-                "the service at {} did not answer: {e}",
-                socket.display()
-            )),
-        };
+    Some(match send(stream, cmd, patience).await {
+        Ok(output) => output,
+        Err(SendError::Silent(_)) => not_answering(data, &socket),
+        Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
+            "{e} (at {}); it may still finish it: see its log",
+            socket.display()
+        )),
+        Err(e) => AdminOutput::error(format!(
+            "the service at {} did not answer: {e}",
+            socket.display()
+        )),
+    })
+}
+
+/// Runs an admin command: through the running service if there is one, else on the file.
+pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+    if let Some(output) = ask_running(data, &cmd).await {
+        return output;
     }
     let config = ServiceConfig {
         site_root: None,
@@ -289,7 +292,7 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
             service.close().await;
             output
         }
-        Err(StoreError::Locked(_)) => not_answering(data, &socket),
+        Err(StoreError::Locked(_)) => not_answering(data, &socket_path(data)),
         Err(StoreError::NoDataFile(_)) => AdminOutput {
             code: USAGE_EXIT,
             ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))

@@ -12,6 +12,7 @@ pub mod data;
 pub mod datadir;
 pub mod docs;
 pub mod doctor;
+pub mod health;
 pub mod schedule;
 pub mod sd_notify;
 pub mod serve;
@@ -23,6 +24,7 @@ use clap::{Parser, Subcommand};
 
 pub use admin::{AdminCommand, AdminOutput, CheckCmd, KeyCmd, ProjectCmd};
 pub use channel::{ChannelAddArgs, ChannelCmd};
+pub use serve::LogFormat;
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
 #[derive(Debug, Parser)]
@@ -37,25 +39,8 @@ pub struct Cli {
     #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
     pub data: Option<PathBuf>,
 
-    /// How `serve` writes its log to stderr: readable text, or one JSON object per line.
-    #[arg(
-        long,
-        global = true,
-        env = "OVERDUE_LOG_FORMAT",
-        value_enum,
-        default_value_t = LogFormat::Text
-    )]
-    pub log_format: LogFormat,
-
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +69,9 @@ pub enum Command {
     Import(data::ImportArgs),
     /// Check the data directory, free disk, clock, SMTP server and listen address.
     Doctor(doctor::DoctorArgs),
+    /// Exit 0 when the service on the listen address answers its status page (for container
+    /// health checks and monitors), 1 otherwise.
+    Health(health::HealthArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(docs::CompletionsArgs),
     /// Print the manual page (roff), or write every page into a directory.
@@ -117,6 +105,7 @@ pub fn main() -> ExitCode {
     let generated = match &cli.command {
         Command::Completions(args) => Some(docs::run_completions(args)),
         Command::Man(args) => Some(docs::run_man(args)),
+        Command::Health(args) => return finish(health::run(args)),
         _ => None,
     };
     if let Some(result) = generated {
@@ -145,7 +134,7 @@ pub fn main() -> ExitCode {
     };
     let admin = match cli.command {
         Command::Serve(args) => {
-            return match runtime.block_on(serve::run(data, args, cli.log_format)) {
+            return match runtime.block_on(serve::run(data, args)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("overdue: {}", error_chain(&e));
@@ -164,7 +153,7 @@ pub fn main() -> ExitCode {
         }
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
-        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) => {
+        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) | Command::Health(_) => {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {

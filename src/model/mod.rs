@@ -13,6 +13,7 @@ pub mod ping;
 pub mod project;
 pub mod ratelimit;
 pub mod signal;
+pub mod site_root;
 pub mod slug;
 pub mod spec;
 pub mod time;

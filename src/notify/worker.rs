@@ -231,19 +231,19 @@ fn log_delivery(channel: &Channel, msg: &Message, d: &Delivery, next: Option<Tim
     if d.ok() {
         tracing::info!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivered in {ms} ms"
         );
     } else if let Some(next) = next {
         tracing::warn!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivery failed in {ms} ms: {}; next try at {next}", d.error
         );
     } else {
         tracing::error!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivery failed in {ms} ms: {}; giving up", d.error
         );
     }

@@ -47,6 +47,10 @@ pub struct ServiceConfig {
     pub notify: crate::notify::NotifyConfig,
     /// What the writer does while the data file does not take writes.
     pub storage: health::StoragePolicy,
+    /// The address `serve` listens on and the domain of email pings: the service does not use
+    /// them, but reports them to `doctor`. `None` when an admin command opened the file.
+    pub listen: Option<String>,
+    pub ping_email_domain: Option<String>,
 }
 
 impl Default for ServiceConfig {
@@ -57,6 +61,8 @@ impl Default for ServiceConfig {
             ping_log: DEFAULT_PING_LOG,
             notify: crate::notify::NotifyConfig::default(),
             storage: health::StoragePolicy::default(),
+            listen: None,
+            ping_email_domain: None,
         }
     }
 }
