@@ -37,7 +37,7 @@ async fn a_panicking_job_loses_its_batch_and_the_writer_goes_on() {
         })
         .await;
     assert!(
-        matches!(outcome, Err(ServiceError::Unavailable)),
+        matches!(outcome, Err(ServiceError::ShuttingDown)),
         "the panicking job's caller is told: {outcome:?}"
     );
 

@@ -1,7 +1,9 @@
-//! Every Management API error, and the one place where errors become HTTP responses
-//! (decisions 3-5): JSON `{"error": ...}` with the reference's status codes and CORS headers.
+//! Every HTTP error, and the one place where service errors become HTTP statuses (decisions
+//! 3-5): the Management API answers them as JSON `{"error": ...}` with CORS headers, the
+//! Pinging API as plain text (`api::ping`), both with the status and `Retry-After` set here.
 
 use warp::http::StatusCode;
+use warp::http::header::{HeaderValue, RETRY_AFTER};
 use warp::reply::Response;
 
 use crate::api::response::{json_response, with_cors};
@@ -27,8 +29,12 @@ pub enum ApiError {
     RateLimited {
         retry_after: u64,
     },
-    /// 503: overloaded, shutting down or storage unavailable; the client may retry.
-    Unavailable(String),
+    /// 503: overloaded, shutting down or storage unavailable; the client may retry, after
+    /// `retry_after` seconds when given.
+    Unavailable {
+        message: String,
+        retry_after: Option<u64>,
+    },
     /// 500: a storage failure. Never caused by client input.
     Internal(String),
 }
@@ -45,23 +51,34 @@ impl From<ServiceError> for ApiError {
             ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
                 ApiError::BadRequest(e.to_string())
             }
-            ServiceError::Busy
-            | ServiceError::Unavailable
-            | ServiceError::StorageUnavailable(_) => ApiError::Unavailable(e.to_string()),
-            ServiceError::NoSuchProject(_)
-            | ServiceError::ProjectExists(_)
-            | ServiceError::NoSuchKey { .. }
-            | ServiceError::NoSuchChannel { .. }
-            | ServiceError::ChannelExists { .. }
-            | ServiceError::NoSuchCheck { .. }
-            | ServiceError::ProjectNeeded(_)
-            | ServiceError::Usage(_) => ApiError::BadRequest(e.to_string()),
+            // The queue drains in milliseconds; the writer retries the file every few seconds.
+            ServiceError::Busy => ApiError::unavailable(&e, Some(1)),
+            ServiceError::StorageUnavailable(_) => ApiError::unavailable(&e, Some(5)),
+            ServiceError::ShuttingDown => ApiError::unavailable(&e, None),
+            // Admin commands do not come through HTTP; should one, it is the caller's input.
+            ServiceError::Admin(_) => ApiError::BadRequest(e.to_string()),
             ServiceError::Storage(_) | ServiceError::Random(_) => ApiError::Internal(e.to_string()),
         }
     }
 }
 
 impl ApiError {
+    fn unavailable(e: &ServiceError, retry_after: Option<u64>) -> ApiError {
+        ApiError::Unavailable {
+            message: e.to_string(),
+            retry_after,
+        }
+    }
+
+    /// Seconds after which a retry may succeed (`Retry-After`).
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::RateLimited { retry_after } => Some(*retry_after),
+            ApiError::Unavailable { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -73,14 +90,15 @@ impl ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
     pub fn message(&self) -> String {
         match self {
-            ApiError::BadRequest(m) | ApiError::Conflict(m) | ApiError::Unavailable(m) => m.clone(),
+            ApiError::BadRequest(m) | ApiError::Conflict(m) => m.clone(),
+            ApiError::Unavailable { message, .. } => message.clone(),
             ApiError::Unauthorized(m) => (*m).to_string(),
             ApiError::Forbidden => "forbidden".into(),
             ApiError::NotFound => "not found".into(),
@@ -101,11 +119,46 @@ impl ApiError {
             self.status(),
             &serde_json::json!({ "error": self.message() }),
         );
-        if let ApiError::RateLimited { retry_after } = self
-            && let Ok(v) = retry_after.to_string().parse()
-        {
-            resp.headers_mut().insert("Retry-After", v);
+        if let Some(seconds) = self.retry_after() {
+            resp.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(seconds));
         }
         with_cors(resp, methods)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+
+    #[test]
+    fn one_mapping_gives_status_and_retry_after_for_every_service_error() {
+        let io = ServiceError::from(StoreError::Closed);
+        let cases = [
+            (ServiceError::Busy, 503, Some(1)),
+            (io, 503, Some(5)),
+            (ServiceError::ShuttingDown, 503, None),
+            (ServiceError::NotFound, 404, None),
+            (ServiceError::AmbiguousSlug, 409, None),
+            (ServiceError::InvalidUrl, 400, None),
+            (
+                ServiceError::Admin(crate::service::AdminError::Usage("x".into())),
+                400,
+                None,
+            ),
+        ];
+        for (e, status, retry) in cases {
+            let text = e.to_string();
+            let api = ApiError::from(e);
+            assert_eq!(api.status().as_u16(), status, "{text}");
+            assert_eq!(api.retry_after(), retry, "{text}");
+            let resp = api.into_response("GET");
+            let header = resp
+                .headers()
+                .get(RETRY_AFTER)
+                .map(|v| v.to_str().unwrap_or_default().to_string());
+            assert_eq!(header, retry.map(|s| s.to_string()), "{text}");
+        }
     }
 }

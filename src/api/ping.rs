@@ -4,10 +4,11 @@
 
 use std::net::SocketAddr;
 
-use warp::http::header::{CACHE_CONTROL, EXPIRES, HeaderValue};
+use warp::http::header::{CACHE_CONTROL, EXPIRES, HeaderValue, RETRY_AFTER};
 use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
 
+use crate::api::error::ApiError;
 use crate::api::ping_url;
 use crate::api::response::text_response;
 use crate::api::{App, BodyError, BodyStream, client, read_body};
@@ -58,31 +59,20 @@ fn expires_now() -> Option<HeaderValue> {
     })
 }
 
+/// The status and `Retry-After` of the one mapping (`api::error`), as plain text.
 fn error_answer(app: &App, e: &ServiceError) -> Response {
-    match e {
-        ServiceError::NotFound => answer(app, StatusCode::NOT_FOUND, "not found"),
-        ServiceError::AmbiguousSlug => answer(app, StatusCode::CONFLICT, "ambiguous slug"),
-        ServiceError::InvalidUrl => answer(app, StatusCode::BAD_REQUEST, "invalid url format"),
-        // A `?create=1` slug the API would refuse as a check's slug or name.
-        ServiceError::Invalid(e) => answer(app, StatusCode::BAD_REQUEST, e.to_string()),
-        ServiceError::Busy => {
-            let mut r = answer(app, StatusCode::SERVICE_UNAVAILABLE, "busy, try again");
-            r.headers_mut()
-                .insert("Retry-After", HeaderValue::from_static("1"));
-            r
-        }
-        // The writer logged the failure once; a line per refused ping would drown it.
-        ServiceError::StorageUnavailable(_) => {
-            let mut r = answer(app, StatusCode::SERVICE_UNAVAILABLE, "storage unavailable");
-            r.headers_mut()
-                .insert("Retry-After", HeaderValue::from_static("5"));
-            r
-        }
-        other => {
-            tracing::error!("ping not recorded: {other}");
-            answer(app, StatusCode::SERVICE_UNAVAILABLE, "unavailable")
-        }
+    let api = ApiError::from(e.clone());
+    let body = match e {
+        // A `?create=1` slug the API would refuse: the reason alone, without the API's prefix.
+        ServiceError::Invalid(reason) => reason.to_string(),
+        _ => api.message(),
+    };
+    let mut r = answer(app, api.status(), body);
+    if let Some(seconds) = api.retry_after() {
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
     }
+    r
 }
 
 /// Handles `/ping/<rest>`.

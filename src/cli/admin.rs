@@ -12,7 +12,7 @@ pub use crate::cli::check::CheckCmd;
 use crate::cli::data;
 use crate::model::time::iso_seconds;
 use crate::service::admin::{Removed, project_contents, project_named, project_or_only};
-use crate::service::{Service, ServiceError};
+use crate::service::{AdminError, Service, ServiceError};
 
 #[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
 pub enum ProjectCmd {
@@ -147,7 +147,7 @@ impl AdminOutput {
     /// named), else 1.
     pub fn failed(e: ServiceError) -> AdminOutput {
         let code = match e {
-            ServiceError::ProjectNeeded(_) => USAGE_EXIT,
+            ServiceError::Admin(AdminError::ProjectNeeded(_)) => USAGE_EXIT,
             _ => 1,
         };
         AdminOutput {
@@ -177,7 +177,7 @@ pub fn count(n: usize, noun: &str) -> String {
 /// The name of the project a command's optional `PROJECT` argument means (see
 /// [`project_or_only`]).
 pub(crate) fn project_arg(service: &Service, name: Option<&str>) -> Result<String, ServiceError> {
-    service.read(|s| project_or_only(s, name).map(|p| p.name))
+    Ok(service.read(|s| project_or_only(s, name).map(|p| p.name))?)
 }
 
 /// `project NAME with 2 checks, 1 channel and 1 API key`.
@@ -207,6 +207,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Settings => Ok(crate::cli::doctor::settings::answer(service)),
         AdminCommand::ProjectContents { name } => service
             .read(|s| project_contents(s, &name))
+            .map_err(ServiceError::from)
             .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),
     };
     result.unwrap_or_else(AdminOutput::failed)

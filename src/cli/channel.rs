@@ -17,7 +17,7 @@ use crate::model::outbox::health;
 use crate::model::time::iso_seconds;
 use crate::notify::Transports;
 use crate::service::admin::{NewChannel, channel_named, project_named};
-use crate::service::{Service, ServiceError};
+use crate::service::{AdminError, Service, ServiceError};
 
 /// Recent deliveries read for the health column of `channel ls`.
 const HEALTH_WINDOW: usize = 20;
@@ -205,7 +205,7 @@ pub async fn channel(service: &Service, cmd: ChannelCmd) -> Result<AdminOutput, 
             let project = project_arg(service, project.as_deref())?;
             let c = service.read(|s| channel_named(s, &project, &ident))?;
             let transports = Transports::new(&service.config().notify)
-                .map_err(|e| ServiceError::Usage(e.to_string()))?;
+                .map_err(|e| AdminError::Usage(e.to_string()))?;
             let d = crate::notify::worker::send_test(service, &transports, &c).await?;
             let ms = d.duration.as_millis();
             let code = d.code.map(|c| format!(", code {c}")).unwrap_or_default();

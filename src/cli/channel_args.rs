@@ -11,7 +11,7 @@ use crate::model::ChannelConfig;
 use crate::model::channel::{HookSpec, WebhookConfig};
 use crate::model::limits::MIN_REPEAT_SECS;
 use crate::notify::{KINDS, NotifyError, notifier};
-use crate::service::ServiceError;
+use crate::service::{AdminError, ServiceError};
 
 #[derive(Debug, Clone, Default, Args, Serialize, Deserialize)]
 pub struct ChannelAddArgs {
@@ -208,23 +208,24 @@ impl ChannelAddArgs {
 }
 
 fn usage(e: NotifyError) -> ServiceError {
-    ServiceError::Usage(e.to_string())
+    AdminError::Usage(e.to_string()).into()
 }
 
 /// `Name: value` headers.
 fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, ServiceError> {
     raw.iter()
         .map(|h| {
-            let (k, v) = h.split_once(':').ok_or_else(|| {
-                ServiceError::Usage(format!("--header {h:?} is not `Name: value`"))
-            })?;
+            let (k, v) = h
+                .split_once(':')
+                .ok_or_else(|| AdminError::Usage(format!("--header {h:?} is not `Name: value`")))?;
             let k = k.trim();
             if k.is_empty() || !k.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(ServiceError::Usage(format!("--header {h:?}: bad name")));
+                return Err(AdminError::Usage(format!("--header {h:?}: bad name")));
             }
             Ok((k.to_string(), v.trim().to_string()))
         })
-        .collect()
+        .collect::<Result<_, AdminError>>()
+        .map_err(ServiceError::from)
 }
 
 fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
@@ -247,18 +248,18 @@ fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
 
 /// The configuration the flags describe, checked by the kind's notifier.
 pub fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceError> {
-    use ServiceError::Usage;
-    a.check_flags_apply().map_err(Usage)?;
+    let refuse = |m: String| ServiceError::from(AdminError::Usage(m));
+    a.check_flags_apply().map_err(refuse)?;
     let config = match a.kind.as_str() {
         "email" => ChannelConfig::Email {
             address: a
                 .value
                 .clone()
-                .ok_or_else(|| Usage("--kind email needs --value ADDRESS".into()))?,
+                .ok_or_else(|| refuse("--kind email needs --value ADDRESS".into()))?,
         },
         "webhook" => {
             if a.url.is_none() && a.url_down.is_none() && a.url_up.is_none() {
-                return Err(Usage(
+                return Err(refuse(
                     "--kind webhook needs --url URL (or --url-down/--url-up)".into(),
                 ));
             }
@@ -287,7 +288,7 @@ pub fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceErro
             }
         }
         other => {
-            return Err(Usage(format!(
+            return Err(refuse(format!(
                 "unknown channel kind {other:?} (known: {})",
                 KINDS.join(", ")
             )));
@@ -300,14 +301,14 @@ pub fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceErro
 /// `1h`, `30m`, `1h 30m` or ISO 8601 `PT1H`; at least a minute.
 pub fn parse_repeat(text: &str) -> Result<SignedDuration, ServiceError> {
     let d: SignedDuration = text.parse().map_err(|_| {
-        ServiceError::Usage(format!(
+        AdminError::Usage(format!(
             "--repeat {text:?} is not a duration such as 1h or 30m"
         ))
     })?;
     if d.as_secs() < MIN_REPEAT_SECS {
-        return Err(ServiceError::Usage(format!(
-            "--repeat is at least {MIN_REPEAT_SECS} seconds"
-        )));
+        return Err(
+            AdminError::Usage(format!("--repeat is at least {MIN_REPEAT_SECS} seconds")).into(),
+        );
     }
     Ok(d)
 }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use crate::model::project::{generate_api_key, generate_ping_key};
 use crate::model::{ApiKey, Channel, ChannelConfig, Check, Project};
 use crate::service::auth::hash_key;
-use crate::service::{Service, ServiceError, State, WriteCtx};
+use crate::service::{AdminError, Service, ServiceError, State, WriteCtx};
 
 /// A key as created: the plaintext is shown once and never stored.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ pub struct Removed {
 }
 
 /// What removing the project `name` would remove (nothing is changed).
-pub fn project_contents(state: &State, name: &str) -> Result<Removed, ServiceError> {
+pub fn project_contents(state: &State, name: &str) -> Result<Removed, AdminError> {
     let p = project_named(state, name)?;
     Ok(Removed {
         checks: state.checks_of(&p.uuid).count(),
@@ -35,25 +35,25 @@ pub fn project_contents(state: &State, name: &str) -> Result<Removed, ServiceErr
 }
 
 /// The project named `name`, or `NoSuchProject`.
-pub fn project_named(state: &State, name: &str) -> Result<Project, ServiceError> {
+pub fn project_named(state: &State, name: &str) -> Result<Project, AdminError> {
     state
         .project_by_name(name)
         .cloned()
-        .ok_or_else(|| ServiceError::NoSuchProject(name.to_string()))
+        .ok_or_else(|| AdminError::NoSuchProject(name.to_string()))
 }
 
 /// The project an admin command names or, when it names none, the only project there is.
 /// With several projects it does not guess: the error lists them.
-pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, ServiceError> {
+pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, AdminError> {
     if let Some(name) = name {
         return project_named(state, name);
     }
     match state.projects().as_slice() {
         [only] => Ok((*only).clone()),
-        [] => Err(ServiceError::Usage(
+        [] => Err(AdminError::Usage(
             "there is no project yet; create one with `overdue project add NAME`".into(),
         )),
-        several => Err(ServiceError::ProjectNeeded(
+        several => Err(AdminError::ProjectNeeded(
             several.iter().map(|p| p.name.clone()).collect(),
         )),
     }
@@ -61,11 +61,7 @@ pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, Ser
 
 /// A check named by UUID (then no project is needed), or by slug or else by name within the
 /// project `project_or_only` picks. A slug or name that several checks share is refused.
-pub fn check_named(
-    state: &State,
-    project: Option<&str>,
-    ident: &str,
-) -> Result<Check, ServiceError> {
+pub fn check_named(state: &State, project: Option<&str>, ident: &str) -> Result<Check, AdminError> {
     let by_uuid = Uuid::parse_str(ident).ok().and_then(|u| state.check(&u));
     if let Some(check) = by_uuid {
         match project {
@@ -83,11 +79,11 @@ pub fn check_named(
     }
     match found.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(ServiceError::NoSuchCheck {
+        [] => Err(AdminError::NoSuchCheck {
             project: p.name,
             check: ident.to_string(),
         }),
-        several => Err(ServiceError::Usage(format!(
+        several => Err(AdminError::Usage(format!(
             "several checks of project {:?} are called {ident:?}; use the UUID: {}",
             p.name,
             several
@@ -100,7 +96,7 @@ pub fn check_named(
 }
 
 /// The channel of `project` named by UUID or by (unique) name.
-pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channel, ServiceError> {
+pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channel, AdminError> {
     let p = project_named(state, project)?;
     let candidates: Vec<&Channel> = state
         .channels_of(&p.uuid)
@@ -109,11 +105,11 @@ pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channe
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(ServiceError::NoSuchChannel {
+        [] => Err(AdminError::NoSuchChannel {
             project: project.to_string(),
             channel: ident.to_string(),
         }),
-        _ => Err(ServiceError::Usage(format!(
+        _ => Err(AdminError::Usage(format!(
             "several channels are named {ident:?}; use the id"
         ))),
     }
@@ -150,16 +146,14 @@ impl Service {
     pub async fn add_project(&self, name: &str) -> Result<Project, ServiceError> {
         let name = name.trim().to_string();
         if name.is_empty() {
-            return Err(ServiceError::Usage(
-                "a project needs a non-empty name".into(),
-            ));
+            return Err(AdminError::Usage("a project needs a non-empty name".into()).into());
         }
         let uuid = Uuid::new_v4();
         let ping_key = generate_ping_key()?;
         let badge_key = Uuid::new_v4().to_string();
         self.write(move |ctx| {
             if ctx.state.project_by_name(&name).is_some() {
-                return Err(ServiceError::ProjectExists(name));
+                return Err(AdminError::ProjectExists(name).into());
             }
             if ctx.state.project_by_ping_key(&ping_key).is_some() {
                 return Err(ServiceError::Random("ping key collision, try again".into()));
@@ -286,7 +280,7 @@ impl Service {
                 let p = project_named(ctx.state, &project)?;
                 match ctx.state.api_key(&id) {
                     Some(k) if k.project == p.uuid => {}
-                    _ => return Err(ServiceError::NoSuchKey { project, key: id }),
+                    _ => return Err(AdminError::NoSuchKey { project, key: id }.into()),
                 }
                 ctx.txn.delete_api_key(&id)?;
                 ctx.state.remove_api_key(&id).ok_or(ServiceError::NotFound)
@@ -346,10 +340,11 @@ impl Service {
                 .iter()
                 .any(|c| c.name == name);
             if options.unique_name && taken {
-                return Err(ServiceError::ChannelExists {
+                return Err(AdminError::ChannelExists {
                     project,
                     channel: name,
-                });
+                }
+                .into());
             }
             let channel = Channel {
                 uuid,
@@ -527,7 +522,7 @@ mod tests {
         assert_eq!(project_or_only(&s, None).expect("only").name, "ops");
         s.put_project(project(2, "dev"));
         match project_or_only(&s, None) {
-            Err(e @ ServiceError::ProjectNeeded(_)) => {
+            Err(e @ AdminError::ProjectNeeded(_)) => {
                 assert_eq!(
                     e.to_string(),
                     "there are 2 projects, name one of them: ops, dev"
@@ -538,7 +533,7 @@ mod tests {
         assert_eq!(project_or_only(&s, Some("dev")).expect("named").name, "dev");
         assert!(matches!(
             project_or_only(&s, Some("nope")),
-            Err(ServiceError::NoSuchProject(_))
+            Err(AdminError::NoSuchProject(_))
         ));
     }
 
@@ -557,7 +552,7 @@ mod tests {
         assert_eq!(check_named(&s, None, &uuid).expect("uuid").name, "Backup");
         assert!(matches!(
             check_named(&s, Some("dev"), &uuid),
-            Err(ServiceError::NoSuchCheck { .. })
+            Err(AdminError::NoSuchCheck { .. })
         ));
         let by = |project, ident| check_named(&s, Some(project), ident).map(|c| c.uuid);
         assert_eq!(by("ops", "backup").expect("slug"), Uuid::from_u128(10));
@@ -570,7 +565,7 @@ mod tests {
         );
         assert!(matches!(
             check_named(&s, None, "backup"),
-            Err(ServiceError::ProjectNeeded(_))
+            Err(AdminError::ProjectNeeded(_))
         ));
     }
 }

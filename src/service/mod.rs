@@ -9,6 +9,7 @@ pub mod auth;
 pub mod checks;
 pub mod clock;
 mod deliveries;
+pub mod error;
 pub(crate) mod flips;
 pub mod health;
 pub mod journal;
@@ -27,9 +28,9 @@ use std::sync::{Arc, RwLock};
 use jiff::Timestamp;
 
 use crate::model::limits::{DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
-use crate::model::spec::SpecError;
 use crate::store::{Store, StoreError};
 pub use clock::Clock;
+pub use error::{AdminError, ServiceError};
 pub use state::State;
 pub use writer::{WriteCtx, Writer};
 
@@ -64,89 +65,6 @@ impl Default for ServiceConfig {
             listen: None,
             ping_email_domain: None,
         }
-    }
-}
-
-/// Why an operation did not happen. The HTTP mapping lives in `api::error`.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ServiceError {
-    #[error("not found")]
-    NotFound,
-    #[error("the check belongs to another project")]
-    Forbidden,
-    #[error("check is not paused")]
-    NotPaused,
-    /// A slug ping names a slug that several checks of the project share.
-    #[error("ambiguous slug")]
-    AmbiguousSlug,
-    /// A ping URL that routes but cannot be accepted (exit status above 255).
-    #[error("invalid url format")]
-    InvalidUrl,
-    #[error("json validation error: {0}")]
-    Invalid(#[from] SpecError),
-    /// A client error with its message (e.g. channel identifiers).
-    #[error("{0}")]
-    BadRequest(String),
-    #[error("no project named {0:?}")]
-    NoSuchProject(String),
-    #[error("a project named {0:?} already exists")]
-    ProjectExists(String),
-    #[error("project {project:?} has no key {key:?}")]
-    NoSuchKey { project: String, key: String },
-    #[error("project {project:?} has no channel {channel:?}")]
-    NoSuchChannel { project: String, channel: String },
-    #[error("project {project:?} already has a channel named {channel:?}; choose another name")]
-    ChannelExists { project: String, channel: String },
-    #[error("project {project:?} has no check {check:?}")]
-    NoSuchCheck { project: String, check: String },
-    /// An admin command without a project while several exist (it would guess otherwise).
-    #[error("there are {} projects, name one of them: {}", .0.len(), .0.join(", "))]
-    ProjectNeeded(Vec<String>),
-    #[error("{0}")]
-    Usage(String),
-    #[error("the service is overloaded, try again shortly")]
-    Busy,
-    #[error("the service is shutting down")]
-    Unavailable,
-    /// The data file does not take writes (an I/O error: a full disk, an unwritable file);
-    /// the writer is reopening it. Not the client's fault, and worth a retry later.
-    #[error("storage unavailable")]
-    StorageUnavailable(Arc<StoreError>),
-    /// The data file answered with something other than an I/O error (damaged contents).
-    #[error("{0}")]
-    Storage(Arc<StoreError>),
-    #[error("cannot generate a random secret: {0}")]
-    Random(String),
-}
-
-impl From<StoreError> for ServiceError {
-    fn from(e: StoreError) -> Self {
-        ServiceError::storage(Arc::new(e))
-    }
-}
-
-impl ServiceError {
-    /// A storage error as callers should see it: I/O failures are "storage unavailable".
-    pub fn storage(e: Arc<StoreError>) -> ServiceError {
-        if e.is_io() {
-            ServiceError::StorageUnavailable(e)
-        } else {
-            ServiceError::Storage(e)
-        }
-    }
-
-    /// The store error behind a storage failure.
-    pub fn store_error(&self) -> Option<&Arc<StoreError>> {
-        match self {
-            ServiceError::Storage(e) | ServiceError::StorageUnavailable(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<getrandom::Error> for ServiceError {
-    fn from(e: getrandom::Error) -> Self {
-        ServiceError::Random(e.to_string())
     }
 }
 

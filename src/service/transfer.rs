@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::model::spec::{apply, parse_spec};
 use crate::model::{ApiVersion, Check, StoredStatus};
 use crate::service::admin::{DEFAULT_PROJECT, project_named};
-use crate::service::{Service, ServiceError, WriteCtx};
+use crate::service::{AdminError, Service, ServiceError, WriteCtx};
 use crate::store::{BackupReport, StoreError};
 use crate::transfer::dump::{self, Dump, ProjectParts, dump_project};
 use crate::transfer::healthchecks::ForeignCheck;
@@ -54,7 +54,7 @@ pub enum MigrateOutcome {
 }
 
 fn conflict(msg: String) -> ServiceError {
-    ServiceError::Usage(format!("import refused, nothing was stored: {msg}"))
+    AdminError::Usage(format!("import refused, nothing was stored: {msg}")).into()
 }
 
 impl Service {

@@ -177,7 +177,7 @@ impl Writer {
         if self.health.is_failing() {
             ServiceError::StorageUnavailable(Arc::new(StoreError::Closed))
         } else {
-            ServiceError::Unavailable
+            ServiceError::ShuttingDown
         }
     }
 
@@ -192,7 +192,7 @@ impl Writer {
         self.jobs
             .send(job(f, reply))
             .await
-            .map_err(|_| ServiceError::Unavailable)?;
+            .map_err(|_| ServiceError::ShuttingDown)?;
         rx.await.map_err(|_| self.dropped())?
     }
 
@@ -207,7 +207,7 @@ impl Writer {
         let (reply, rx) = oneshot::channel();
         self.jobs.try_send(job(f, reply)).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => ServiceError::Busy,
-            mpsc::error::TrySendError::Closed(_) => ServiceError::Unavailable,
+            mpsc::error::TrySendError::Closed(_) => ServiceError::ShuttingDown,
         })?;
         rx.await.map_err(|_| self.dropped())?
     }
