@@ -770,6 +770,41 @@ fn sigterm_stops_the_service_cleanly() {
     );
 }
 
+/// The daemon owns its tasks and stops each of them (issue 15.4): connections left open on
+/// the SMTP listener and the control socket do not keep the service from closing its data
+/// file, so the stop is clean and logged as such.
+#[test]
+fn sigterm_with_open_smtp_and_control_connections_closes_the_service() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let smtp_port = process::free_port();
+    let smtp = format!("127.0.0.1:{smtp_port}");
+    let mut serve = Serve::start_with(
+        data,
+        &[
+            "--smtp-listen",
+            &smtp,
+            "--ping-email-domain",
+            "hc.example.org",
+        ],
+    );
+    let mut session = std::net::TcpStream::connect(&smtp).expect("smtp");
+    let mut greeting = [0u8; 3];
+    std::io::Read::read_exact(&mut session, &mut greeting).expect("greeting");
+    assert_eq!(&greeting, b"220");
+    let control = std::os::unix::net::UnixStream::connect(socket_path(data)).expect("control");
+
+    serve.terminate();
+    let status = serve.wait_exit(Duration::from_secs(30));
+    let log = serve.stderr();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("stopped"), "{log}");
+    assert!(!log.contains("still hold the service"), "{log}");
+    drop((session, control));
+    // The data file was closed, not abandoned: it opens at once.
+    overdue(data, &["project", "ls"]).ok();
+}
+
 #[test]
 fn a_killed_service_leaves_a_stale_socket_that_nothing_trips_over() {
     let tmp = tempfile::tempdir().expect("tempdir");

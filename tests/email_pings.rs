@@ -99,7 +99,12 @@ async fn setup_with(config: InboundConfig) -> Setup {
     let s = TestServer::start().await;
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let smtp = listener.local_addr().expect("addr");
-    let task = tokio::spawn(serve(listener, s.service.clone(), config));
+    let task = tokio::spawn(serve(
+        listener,
+        s.service.clone(),
+        config,
+        std::future::pending(),
+    ));
     Setup { s, smtp, task }
 }
 
@@ -446,7 +451,12 @@ async fn silent_clients_time_out() {
         Arc::new(Service::open(dir.path(), ServiceConfig::default(), Clock::System).expect("open"));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let task = tokio::spawn(serve(listener, service, InboundConfig::new(DOMAIN)));
+    let task = tokio::spawn(serve(
+        listener,
+        service,
+        InboundConfig::new(DOMAIN),
+        std::future::pending(),
+    ));
     let mut client = Client::connect(addr).await;
     let started = tokio::time::Instant::now();
     let (code, text) = client.reply().await;

@@ -55,13 +55,50 @@ pub fn bind(data: &Path) -> std::io::Result<UnixListener> {
     Ok(listener)
 }
 
-/// Answers admin commands on `listener` until the task is dropped.
-pub async fn serve(listener: UnixListener, service: Arc<Service>) {
+/// The control socket as the daemon runs it.
+pub struct ControlSocket;
+
+impl crate::server::daemon::AdminSocket for ControlSocket {
+    fn bind(&self, data: &Path) -> std::io::Result<UnixListener> {
+        bind(data)
+    }
+
+    fn serve(
+        &self,
+        listener: UnixListener,
+        service: Arc<Service>,
+        stop: crate::server::daemon::Stop,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(serve(listener, service, stop))
+    }
+
+    fn remove(&self, data: &Path) {
+        let _ = std::fs::remove_file(socket_path(data));
+    }
+}
+
+/// How long admin commands under way may take to finish once the service stops.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Answers admin commands on `listener` until `stop` resolves; then waits a bounded time for
+/// the commands under way (their clients wait for an answer).
+pub async fn serve(
+    listener: UnixListener,
+    service: Arc<Service>,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let mut running = tokio::task::JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
     loop {
-        match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        while running.try_join_next().is_some() {}
+        match accepted {
             Ok((stream, _)) => {
                 let service = service.clone();
-                tokio::spawn(async move {
+                running.spawn(async move {
                     if let Err(e) = answer(stream, &service).await {
                         tracing::warn!("control socket: {e}");
                     }
@@ -73,6 +110,12 @@ pub async fn serve(listener: UnixListener, service: Arc<Service>) {
             }
         }
     }
+    // A silent client must not hold the shutdown: commands get a bounded time to finish.
+    let finished = async { while running.join_next().await.is_some() {} };
+    if tokio::time::timeout(STOP_WAIT, finished).await.is_err() {
+        tracing::warn!("control socket: stopping with commands still under way");
+    }
+    running.shutdown().await;
 }
 
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
@@ -278,7 +321,9 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     }
     let config = ServiceConfig {
         site_root: None,
-        notify: crate::notify::NotifyConfig::from_env(),
+        notify: crate::cli::serve::from_env()
+            .map(|args| args.notify_config())
+            .unwrap_or_default(),
         ..ServiceConfig::default()
     };
     let opened = if cmd.may_create_data() {

@@ -14,7 +14,6 @@ pub mod docs;
 pub mod doctor;
 pub mod health;
 pub mod schedule;
-pub mod sd_notify;
 pub mod serve;
 
 use std::path::PathBuf;

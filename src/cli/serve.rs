@@ -1,28 +1,26 @@
-//! `overdue serve`: binds the listener, opens the data directory, creates the default project
-//! on first start, and runs the HTTP server and the control socket until SIGTERM or SIGINT.
+//! `overdue serve`: its flags (each with an `OVERDUE_*` variable), turned into the daemon's
+//! validated configuration; logging; the signals that stop it. The daemon itself is
+//! [`crate::server::daemon`].
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
-use tokio::net::TcpListener;
 
-use crate::api::{ApiConfig, App};
-use crate::cli::{control, sd_notify};
-use crate::email::InboundConfig;
+use crate::api::ApiConfig;
+use crate::cli::control;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
     DEFAULT_DELIVERY_TRIES, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG, DEFAULT_RETRY_BASE_SECS,
-    RESERVED_FDS, SMTP_MAX_CONNECTIONS, STORAGE_GIVE_UP_SECS,
+    STORAGE_GIVE_UP_SECS,
 };
 use crate::model::outbox::backoff;
 use crate::notify::NotifyConfig;
-use crate::server::{Limits, Timeouts};
+use crate::server::Timeouts;
+use crate::server::daemon::{DaemonConfig, EmailPings};
+use crate::service::ServiceConfig;
 use crate::service::health::StoragePolicy;
-use crate::service::{Clock, Service, ServiceConfig};
 
 /// Where `serve` listens unless told otherwise (also what `doctor` checks).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
@@ -209,200 +207,84 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
-        tracing::info!("shutting down");
     }
 }
 
-/// Raises the soft limit on open files to the hard one (as Go and most servers do) and fits
-/// `wanted` HTTP connections under it, beside the SMTP listener's and a reserve; the
-/// connection limit to use.
-fn fit_connections(wanted: usize, smtp: bool) -> usize {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    if let (Some(current), Some(hard)) = (limit.current, limit.maximum)
-        && current < hard
-    {
-        limit.current = Some(hard);
-        if let Err(e) = setrlimit(Resource::Nofile, limit) {
-            tracing::debug!("cannot raise the open-file limit to {hard}: {e}");
+impl ServeArgs {
+    /// The settings of alert delivery these flags describe (also used by admin commands that
+    /// run without a service, so that `channel test` sends as the service would).
+    pub fn notify_config(&self) -> NotifyConfig {
+        NotifyConfig {
+            smtp_url: self.smtp_url.clone(),
+            smtp_from: self.smtp_from.clone(),
+            allow_shell: self.allow_shell_channels,
+            retry_delays: backoff(Duration::from_secs(self.retry_base), self.delivery_tries),
+            timeout: Duration::from_secs(self.delivery_timeout.max(1)),
+            ..NotifyConfig::default()
         }
     }
-    let Some(files) = getrlimit(Resource::Nofile).current else {
-        return wanted.max(1);
-    };
-    let reserve = RESERVED_FDS + if smtp { SMTP_MAX_CONNECTIONS as u64 } else { 0 };
-    let room = usize::try_from(files.saturating_sub(reserve)).unwrap_or(usize::MAX);
-    if wanted > room {
-        let fitted = room.max(16);
-        tracing::warn!(
-            "the open-file limit is {files}: serving at most {fitted} HTTP connections instead \
-             of {wanted} (raise LimitNOFILE= or `ulimit -n`)"
-        );
-        return fitted;
+
+    /// The daemon's configuration: the flags, already checked by clap, as the values the
+    /// daemon works with.
+    pub fn daemon_config(&self, data: PathBuf) -> DaemonConfig {
+        let secs = |s: u64| Duration::from_secs(s.max(1));
+        DaemonConfig {
+            data,
+            listen: self.listen.clone(),
+            site_root: self.site_root.clone(),
+            email: match (&self.smtp_listen, &self.ping_email_domain) {
+                (Some(listen), Some(domain)) => Some(EmailPings {
+                    listen: listen.clone(),
+                    domain: domain.clone(),
+                }),
+                _ => None,
+            },
+            service: ServiceConfig {
+                site_root: None,
+                ping_body_limit: self.ping_body_limit,
+                ping_log: self.ping_log,
+                notify: self.notify_config(),
+                storage: StoragePolicy {
+                    give_up_after: (self.storage_give_up > 0)
+                        .then(|| Duration::from_secs(self.storage_give_up)),
+                    ..StoragePolicy::default()
+                },
+                listen: None,
+                ping_email_domain: None,
+            },
+            api: ApiConfig {
+                api_rate_limit: self.api_rate_limit,
+                trust_proxy: self.trust_proxy,
+                ping_rate_limit: self.ping_rate_limit,
+                metrics_token: self.metrics_token.clone(),
+                body_timeout: secs(self.body_timeout),
+            },
+            max_connections: self.max_connections,
+            timeouts: Timeouts {
+                header: secs(self.header_timeout),
+                idle: secs(self.idle_timeout),
+                body: secs(self.body_timeout),
+            },
+            shutdown_grace: Duration::from_secs(self.shutdown_grace),
+        }
     }
-    wanted.max(1)
 }
 
-/// The connection limits from the flags.
-fn limits(args: &ServeArgs) -> Limits {
-    let secs = |s: u64| Duration::from_secs(s.max(1));
-    Limits {
-        max_connections: fit_connections(args.max_connections, args.smtp_listen.is_some()),
-        timeouts: Timeouts {
-            header: secs(args.header_timeout),
-            idle: secs(args.idle_timeout),
-            body: secs(args.body_timeout),
-        },
+/// `serve`'s flags as the environment sets them (`OVERDUE_*`, else the defaults): what an admin
+/// command without a running service uses for the settings the service would have.
+pub fn from_env() -> Result<ServeArgs, clap::Error> {
+    #[derive(clap::Parser)]
+    struct Only {
+        #[command(flatten)]
+        serve: ServeArgs,
     }
+    <Only as clap::Parser>::try_parse_from(["overdue"]).map(|o| o.serve)
 }
 
-/// Runs the service until a shutdown signal.
+/// Runs the service until SIGTERM or SIGINT (see [`crate::server::daemon`]).
 pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
-    let listener = TcpListener::bind(&args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let addr = listener
-        .local_addr()
-        .context("cannot read the listen address")?;
-    let smtp_listener = match &args.smtp_listen {
-        Some(smtp) => Some(
-            TcpListener::bind(smtp)
-                .await
-                .with_context(|| format!("cannot listen for SMTP on {smtp}"))?,
-        ),
-        None => None,
-    };
-    let (site_root, unusable) = crate::model::site_root::effective(addr, args.site_root.as_deref());
-    if let Some(warning) = unusable {
-        tracing::warn!("{warning}");
-    }
-    let config = ServiceConfig {
-        site_root: Some(site_root.clone()),
-        ping_body_limit: args.ping_body_limit,
-        ping_log: args.ping_log,
-        notify: NotifyConfig {
-            smtp_url: args.smtp_url.clone(),
-            smtp_from: args.smtp_from.clone(),
-            allow_shell: args.allow_shell_channels,
-            retry_delays: backoff(Duration::from_secs(args.retry_base), args.delivery_tries),
-            timeout: Duration::from_secs(args.delivery_timeout.max(1)),
-            ..NotifyConfig::default()
-        },
-        storage: StoragePolicy {
-            give_up_after: (args.storage_give_up > 0)
-                .then(|| Duration::from_secs(args.storage_give_up)),
-            ..StoragePolicy::default()
-        },
-        listen: Some(addr.to_string()),
-        ping_email_domain: args.ping_email_domain.clone(),
-    };
-    let service = Arc::new(Service::open(&data, config, Clock::System)?);
-    if let Some((project, rw, ro)) = service.ensure_default_project().await? {
-        println!(
-            "First start: created project \"{}\". These keys are shown only this once:",
-            project.name
-        );
-        println!("  read-write API key: {}", rw.plaintext);
-        println!("  read-only API key:  {}", ro.plaintext);
-        println!("  ping key:           {}", project.ping_key);
-        println!(
-            "Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/",
-            rw.plaintext
-        );
-    }
-    let control_listener = control::bind(&data)
-        .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
-    let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
-    let prune_task = tokio::spawn(crate::monitor::prune::run(service.clone()));
-    let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
-    let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
-    let monitor_task = crate::monitor::start(service.clone());
-    let delivery_task = crate::notify::worker::start(service.clone())
-        .context("cannot start the delivery of alerts")?;
-    let mut tasks = vec![
-        control_task,
-        prune_task,
-        fold_task,
-        retention_task,
-        monitor_task,
-        delivery_task,
-    ];
-    if let (Some(smtp), Some(domain)) = (smtp_listener, &args.ping_email_domain) {
-        if let Ok(smtp_addr) = smtp.local_addr() {
-            tracing::info!("email pings: SMTP on {smtp_addr} for *@{domain}");
-        }
-        tasks.push(tokio::spawn(crate::email::serve(
-            smtp,
-            service.clone(),
-            InboundConfig::new(domain.clone()),
-        )));
-    }
-    tracing::info!(
-        "overdue {} listening on http://{addr} (data in {})",
-        env!("CARGO_PKG_VERSION"),
-        data.display()
-    );
-    let shutdown = shutdown_signal();
-    sd_notify::notify("READY=1");
-    let app = Arc::new(App::new(
-        service.clone(),
-        ApiConfig {
-            api_rate_limit: args.api_rate_limit,
-            trust_proxy: args.trust_proxy,
-            ping_rate_limit: args.ping_rate_limit,
-            metrics_token: args.metrics_token.clone(),
-            body_timeout: Duration::from_secs(args.body_timeout.max(1)),
-        },
-    ));
-    let limits = limits(&args);
-    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop = {
-        let service = service.clone();
-        let gave_up = gave_up.clone();
-        async move {
-            tokio::select! {
-                () = shutdown => {}
-                () = service.storage_health().given_up() => {
-                    gave_up.store(true, std::sync::atomic::Ordering::Release);
-                }
-            }
-            sd_notify::notify("STOPPING=1");
-        }
-    };
-    crate::server::run(
-        listener,
-        app,
-        limits,
-        stop,
-        Duration::from_secs(args.shutdown_grace),
-    )
-    .await;
-    for task in tasks {
-        task.abort();
-        let _ = task.await;
-    }
-    let _ = std::fs::remove_file(control::socket_path(&data));
-    // Aborted deliveries let go of the service at their next poll.
-    for _ in 0..100 {
-        if Arc::strong_count(&service) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    match Arc::try_unwrap(service) {
-        Ok(service) => service.close().await,
-        Err(_) => {
-            tracing::warn!("requests still hold the service; exiting without waiting for them")
-        }
-    }
-    if gave_up.load(std::sync::atomic::Ordering::Acquire) {
-        anyhow::bail!(
-            "stopped because the data file did not take writes for {}s; see the log above for \
-             why (or run `overdue doctor`)",
-            args.storage_give_up
-        );
-    }
-    tracing::info!("stopped");
+    let config = args.daemon_config(data);
+    crate::server::daemon::run(config, control::ControlSocket, shutdown_signal()).await?;
     Ok(())
 }

@@ -60,12 +60,25 @@ impl InboundConfig {
 }
 
 /// Accepts connections until the task is aborted; aborting it also ends open connections.
-pub async fn serve(listener: TcpListener, service: Arc<Service>, config: InboundConfig) {
+pub async fn serve(
+    listener: TcpListener,
+    service: Arc<Service>,
+    config: InboundConfig,
+    stop: impl std::future::Future<Output = ()>,
+) {
     let config = Arc::new(config);
     let permits = Arc::new(Semaphore::new(config.max_connections));
     let mut connections = JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
     loop {
-        let accepted = listener.accept().await;
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => {
+                // Open sessions end here; their senders retry (SMTP's 4xx rule).
+                connections.shutdown().await;
+                return;
+            }
+        };
         while connections.try_join_next().is_some() {}
         let (mut stream, peer) = match accepted {
             Ok(pair) => pair,

@@ -29,6 +29,12 @@ pub const MAX_SLEEP: Duration = Duration::from_secs(5);
 /// Starts the monitor on `service`: from now on the writer reports every deadline change.
 /// Deadlines already passed (the service was stopped) are handled at once.
 pub fn start(service: Arc<Service>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(engine(service))
+}
+
+/// The engine as a future for its owner to run ([`start`] spawns it): the writer reports to
+/// it from the moment this returns.
+pub fn engine(service: Arc<Service>) -> impl std::future::Future<Output = ()> + Send {
     let (tx, rx) = mpsc::unbounded_channel();
     // Listen before reading the state, so no commit falls between the two.
     if service.deadline_sink().set(tx).is_err() {
@@ -40,7 +46,7 @@ pub fn start(service: Arc<Service>) -> tokio::task::JoinHandle<()> {
             .collect()
     });
     let deadlines = Deadlines::from_entries(entries);
-    tokio::spawn(run(service, deadlines, rx))
+    run(service, deadlines, rx)
 }
 
 async fn run(

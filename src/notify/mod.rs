@@ -78,22 +78,6 @@ impl Default for NotifyConfig {
     }
 }
 
-impl NotifyConfig {
-    /// The mail and shell settings from the environment variables `serve` reads
-    /// (`OVERDUE_SMTP_URL`, `OVERDUE_SMTP_FROM`, `OVERDUE_ALLOW_SHELL_CHANNELS`), for admin
-    /// commands run while the service is stopped (`channel test`).
-    pub fn from_env() -> NotifyConfig {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        NotifyConfig {
-            smtp_url: var("OVERDUE_SMTP_URL"),
-            smtp_from: var("OVERDUE_SMTP_FROM"),
-            allow_shell: var("OVERDUE_ALLOW_SHELL_CHANNELS")
-                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on")),
-            ..NotifyConfig::default()
-        }
-    }
-}
-
 /// Why a channel's settings cannot make a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotifyError {

@@ -36,13 +36,45 @@ pub const SITE_NAME: &str = "overdue";
 
 /// Starts the worker on `service` (its transports are built from the service's settings).
 pub fn start(service: Arc<Service>) -> Result<tokio::task::JoinHandle<()>, TransportError> {
-    let transports = Arc::new(Transports::new(&service.config().notify)?);
-    Ok(tokio::spawn(run(service, transports)))
+    let worker = prepare(service)?;
+    Ok(tokio::spawn(worker.run(std::future::pending())))
 }
 
-async fn run(service: Arc<Service>, transports: Arc<Transports>) {
+/// A worker ready to run: its transports are built.
+pub struct Worker {
+    service: Arc<Service>,
+    transports: Arc<Transports>,
+}
+
+/// Builds the worker's transports from the service's settings.
+pub fn prepare(service: Arc<Service>) -> Result<Worker, TransportError> {
+    let transports = Arc::new(Transports::new(&service.config().notify)?);
+    Ok(Worker {
+        service,
+        transports,
+    })
+}
+
+impl Worker {
+    /// Delivers until `stop` resolves; then waits for the deliveries under way to let go
+    /// (an attempt cut short leaves its entry in the outbox, tried again at the next start).
+    pub async fn run(self, stop: impl std::future::Future<Output = ()>) {
+        let mut stop = std::pin::pin!(stop);
+        let mut running: JoinSet<(u64, Uuid)> = JoinSet::new();
+        tokio::select! {
+            () = run(self.service, self.transports, &mut running) => {}
+            () = &mut stop => {}
+        }
+        running.shutdown().await;
+    }
+}
+
+async fn run(
+    service: Arc<Service>,
+    transports: Arc<Transports>,
+    running: &mut JoinSet<(u64, Uuid)>,
+) {
     let limit = service.config().notify.in_flight.max(1);
-    let mut running: JoinSet<(u64, Uuid)> = JoinSet::new();
     let mut in_flight: HashSet<u64> = HashSet::new();
     let mut per_channel: HashMap<Uuid, usize> = HashMap::new();
     loop {
@@ -57,7 +89,7 @@ async fn run(service: Arc<Service>, transports: Arc<Transports>) {
                 &transports,
                 now,
                 &mut wake,
-                (&mut running, &mut in_flight, &mut per_channel),
+                (&mut *running, &mut in_flight, &mut per_channel),
                 limit,
             )
             .await;

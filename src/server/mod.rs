@@ -17,7 +17,9 @@
 //! it, and one protocol keeps one set of limits.
 
 mod conn;
+pub mod daemon;
 pub mod deadline;
+pub mod sd_notify;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,0 +1,342 @@
+//! The daemon: everything `overdue serve` runs, owned in one place (the shape of mini-redis's
+//! `server.rs`). It takes a validated [`DaemonConfig`], binds the listeners, opens the data
+//! directory, creates the default project on first start, starts every background task, serves
+//! HTTP until the shutdown future resolves (or the data file gives up), and then stops.
+//!
+//! Every task it starts is owned by one [`Tasks`] set and stopped cooperatively: each task
+//! runs until the stop signal, then ends at its next await point (the delivery worker first
+//! waits for its deliveries to let go), and the set waits for all of them. Once it has, only
+//! HTTP requests that outlived the shutdown grace can still hold the service; then the service
+//! is closed, so every acknowledged write is on disk when the process exits.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::api::{ApiConfig, App};
+use crate::email::InboundConfig;
+use crate::model::limits::{RESERVED_FDS, SMTP_MAX_CONNECTIONS};
+use crate::server::{Limits, Timeouts, sd_notify};
+use crate::service::admin::NewKey;
+use crate::service::{Clock, Service, ServiceConfig, ServiceError};
+use crate::store::StoreError;
+
+/// Everything the daemon needs, checked before it starts (`cli::serve` builds it from the
+/// flags and the environment).
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// Data directory (the data file and the control socket).
+    pub data: PathBuf,
+    /// Address of the HTTP listener.
+    pub listen: String,
+    /// A valid http(s) site root, or None for `http://` + the bound address.
+    pub site_root: Option<String>,
+    /// The SMTP listener for email pings, with the domain of their addresses.
+    pub email: Option<EmailPings>,
+    /// The service's settings; its `site_root` and `listen` are filled in once bound.
+    pub service: ServiceConfig,
+    pub api: ApiConfig,
+    /// HTTP connections wanted at once (lowered to fit the open-file limit).
+    pub max_connections: usize,
+    pub timeouts: Timeouts,
+    /// How long open requests may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+/// Where email pings are received, and for which domain.
+#[derive(Debug, Clone)]
+pub struct EmailPings {
+    pub listen: String,
+    pub domain: String,
+}
+
+/// Why the daemon could not start, or stopped with a failure.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("cannot listen for SMTP on {addr}: {source}")]
+    ListenSmtp {
+        addr: String,
+        source: std::io::Error,
+    },
+    /// The data directory cannot be opened (locked, damaged, refused).
+    #[error(transparent)]
+    Open(#[from] StoreError),
+    #[error("cannot create the default project: {0}")]
+    FirstStart(ServiceError),
+    #[error("cannot create the control socket in {dir}: {source}")]
+    ControlSocket {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the delivery of alerts: {0}")]
+    Delivery(#[from] crate::notify::transport::TransportError),
+    /// The data file refused writes for longer than the configured bound.
+    #[error(
+        "stopped because the data file did not take writes for {0}s; see the log above for why \
+         (or run `overdue doctor`)"
+    )]
+    StorageGaveUp(u64),
+}
+
+/// A future that resolves when the daemon stops.
+pub type Stop = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The admin socket the command line answers on (the command line owns its protocol; the
+/// daemon owns its task): bound in the data directory once the service is open, served until
+/// the stop signal, removed at the end.
+pub trait AdminSocket: Send + 'static {
+    fn bind(&self, data: &std::path::Path) -> std::io::Result<tokio::net::UnixListener>;
+    fn serve(
+        &self,
+        listener: tokio::net::UnixListener,
+        service: Arc<Service>,
+        stop: Stop,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+    fn remove(&self, data: &std::path::Path);
+}
+
+/// The background tasks of a running daemon, and the signal that stops them.
+struct Tasks {
+    set: JoinSet<()>,
+    stop: watch::Sender<bool>,
+}
+
+impl Tasks {
+    fn new() -> Tasks {
+        Tasks {
+            set: JoinSet::new(),
+            stop: watch::channel(false).0,
+        }
+    }
+
+    /// The stop signal, for a task that must finish work of its own before it stops.
+    fn stop_signal(&self) -> Stop {
+        let mut stop = self.stop.subscribe();
+        Box::pin(async move {
+            // An error means the sender is gone: stopping all the same.
+            let _ = stop.wait_for(|stop| *stop).await;
+        })
+    }
+
+    /// Runs a task that stops by itself once given the stop signal.
+    fn spawn_stoppable<F>(&mut self, task: impl FnOnce(Stop) -> F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let stop = self.stop_signal();
+        self.set.spawn(task(stop));
+    }
+
+    /// Runs `task` until it ends or the stop signal comes; a task that ends by itself early
+    /// is a bug worth a log line.
+    fn spawn(&mut self, name: &'static str, task: impl Future<Output = ()> + Send + 'static) {
+        let stop = self.stop_signal();
+        self.set.spawn(async move {
+            tokio::select! {
+                () = task => tracing::warn!("{name} stopped by itself"),
+                () = stop => {}
+            }
+        });
+    }
+
+    /// Signals every task to stop and waits until all have.
+    async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        while let Some(done) = self.set.join_next().await {
+            if let Err(e) = done
+                && e.is_panic()
+            {
+                tracing::error!("a background task failed: {e}");
+            }
+        }
+    }
+}
+
+/// Raises the soft limit on open files to the hard one (as Go and most servers do) and fits
+/// `wanted` HTTP connections under it, beside the SMTP listener's and a reserve; the
+/// connection limit to use.
+fn fit_connections(wanted: usize, smtp: bool) -> usize {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(current), Some(hard)) = (limit.current, limit.maximum)
+        && current < hard
+    {
+        limit.current = Some(hard);
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            tracing::debug!("cannot raise the open-file limit to {hard}: {e}");
+        }
+    }
+    let Some(files) = getrlimit(Resource::Nofile).current else {
+        return wanted.max(1);
+    };
+    let reserve = RESERVED_FDS + if smtp { SMTP_MAX_CONNECTIONS as u64 } else { 0 };
+    let room = usize::try_from(files.saturating_sub(reserve)).unwrap_or(usize::MAX);
+    if wanted > room {
+        let fitted = room.max(16);
+        tracing::warn!(
+            "the open-file limit is {files}: serving at most {fitted} HTTP connections instead \
+             of {wanted} (raise LimitNOFILE= or `ulimit -n`)"
+        );
+        return fitted;
+    }
+    wanted.max(1)
+}
+
+/// What a first start prints: the default project's keys, shown only this once.
+pub fn first_start_text(project: &str, rw: &NewKey, ro: &NewKey, ping_key: &str) -> String {
+    format!(
+        "First start: created project \"{project}\". These keys are shown only this once:\n  \
+         read-write API key: {}\n  read-only API key:  {}\n  ping key:           {ping_key}\n",
+        rw.plaintext, ro.plaintext
+    )
+}
+
+/// Runs the daemon until `shutdown` resolves or the data file gives up on writes.
+pub async fn run(
+    config: DaemonConfig,
+    admin: impl AdminSocket,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), DaemonError> {
+    let DaemonConfig {
+        data,
+        listen,
+        site_root,
+        email,
+        mut service,
+        api,
+        max_connections,
+        timeouts,
+        shutdown_grace,
+    } = config;
+    let listener = TcpListener::bind(&listen)
+        .await
+        .map_err(|source| DaemonError::Listen {
+            addr: listen.clone(),
+            source,
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| DaemonError::Listen {
+            addr: listen.clone(),
+            source,
+        })?;
+    let smtp_listener =
+        match &email {
+            Some(e) => Some(TcpListener::bind(&e.listen).await.map_err(|source| {
+                DaemonError::ListenSmtp {
+                    addr: e.listen.clone(),
+                    source,
+                }
+            })?),
+            None => None,
+        };
+    let (site_root, unusable) = crate::model::site_root::effective(addr, site_root.as_deref());
+    if let Some(warning) = unusable {
+        tracing::warn!("{warning}");
+    }
+    service.site_root = Some(site_root.clone());
+    service.listen = Some(addr.to_string());
+    service.ping_email_domain = email.as_ref().map(|e| e.domain.clone());
+    let give_up_secs = service.storage.give_up_after.map_or(0, |d| d.as_secs());
+    let service = Arc::new(Service::open(&data, service, Clock::System)?);
+    if let Some((project, rw, ro)) = service
+        .ensure_default_project()
+        .await
+        .map_err(DaemonError::FirstStart)?
+    {
+        print!(
+            "{}",
+            first_start_text(&project.name, &rw, &ro, &project.ping_key)
+        );
+        println!(
+            "Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/",
+            rw.plaintext
+        );
+    }
+
+    let mut tasks = Tasks::new();
+    let control = admin
+        .bind(&data)
+        .map_err(|source| DaemonError::ControlSocket {
+            dir: data.clone(),
+            source,
+        })?;
+    let svc = service.clone();
+    tasks.spawn_stoppable(|stop| admin.serve(control, svc, stop));
+    tasks.spawn(
+        "the ping log sweep",
+        crate::monitor::prune::run(service.clone()),
+    );
+    tasks.spawn(
+        "the journal folder",
+        crate::service::journal::run(service.clone()),
+    );
+    tasks.spawn(
+        "the flip retention sweep",
+        crate::monitor::retention::run(service.clone()),
+    );
+    tasks.spawn(
+        "the deadline engine",
+        crate::monitor::engine(service.clone()),
+    );
+    let worker = crate::notify::worker::prepare(service.clone())?;
+    tasks.spawn_stoppable(|stop| worker.run(stop));
+    if let (Some(smtp), Some(e)) = (smtp_listener, &email) {
+        if let Ok(smtp_addr) = smtp.local_addr() {
+            tracing::info!("email pings: SMTP on {smtp_addr} for *@{}", e.domain);
+        }
+        let (svc, config) = (service.clone(), InboundConfig::new(e.domain.clone()));
+        tasks.spawn_stoppable(|stop| crate::email::serve(smtp, svc, config, stop));
+    }
+    tracing::info!(
+        "overdue {} listening on http://{addr} (data in {})",
+        env!("CARGO_PKG_VERSION"),
+        data.display()
+    );
+    sd_notify::notify("READY=1");
+
+    let limits = Limits {
+        max_connections: fit_connections(max_connections, email.is_some()),
+        timeouts,
+    };
+    let app = Arc::new(App::new(service.clone(), api));
+    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = {
+        let service = service.clone();
+        let gave_up = gave_up.clone();
+        async move {
+            tokio::select! {
+                () = shutdown => tracing::info!("shutting down"),
+                () = service.storage_health().given_up() => {
+                    gave_up.store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+            sd_notify::notify("STOPPING=1");
+        }
+    };
+    crate::server::run(listener, app, limits, stop, shutdown_grace).await;
+    tasks.stop().await;
+    admin.remove(&data);
+    match Arc::try_unwrap(service) {
+        Ok(service) => service.close().await,
+        Err(_) => tracing::warn!(
+            "requests that outlived the shutdown grace still hold the service; exiting without \
+             waiting for them"
+        ),
+    }
+    if gave_up.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(DaemonError::StorageGaveUp(give_up_secs));
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
