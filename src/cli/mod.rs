@@ -11,9 +11,12 @@ pub mod control;
 pub mod data;
 pub mod docs;
 pub mod doctor;
+pub mod migrate;
+pub mod progress;
 pub mod schedule;
 pub mod sd_notify;
 pub mod serve;
+pub mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -163,27 +166,31 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {
-            Ok(cmd) => cmd,
+            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&cli.data, cmd))),
             Err(e) => return finish(AdminOutput::error(e)),
         },
-        Command::Export(args) => AdminCommand::Export {
-            project: args.project,
-        },
-        Command::Import(args) => match (&args.from_healthchecks, &args.file) {
-            (Some(url), _) => {
-                let key = args.api_key.clone().unwrap_or_default();
-                return finish(runtime.block_on(data::migrate(&cli.data, url, &key, args.project)));
-            }
-            (None, Some(file)) => match data::import_command(file, args.project.as_deref()) {
-                Ok(cmd) => cmd,
-                Err(e) => return finish(AdminOutput::error(e)),
-            },
-            (None, None) => {
-                return finish(AdminOutput::error(
-                    "import needs FILE or --from-healthchecks URL",
-                ));
-            }
-        },
+        Command::Export(args) => {
+            let out = std::io::stdout();
+            return finish(runtime.block_on(data::export(&cli.data, args.project, out)));
+        }
+        Command::Import(args) => {
+            return finish(match (&args.from_healthchecks, &args.file) {
+                (Some(url), _) => {
+                    let key = args.api_key.clone().unwrap_or_default();
+                    runtime.block_on(migrate::migrate(
+                        &cli.data,
+                        url,
+                        &key,
+                        args.project,
+                        args.ping_key,
+                    ))
+                }
+                (None, Some(file)) => {
+                    runtime.block_on(data::import(&cli.data, file, args.project.as_deref()))
+                }
+                (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
+            });
+        }
         Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&cli.data, &admin)) {

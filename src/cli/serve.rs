@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use crate::api::{ApiConfig, App};
 use crate::cli::{LogFormat, control, sd_notify};
 use crate::inbound::InboundConfig;
+use crate::model::Project;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
     DEFAULT_DELIVERY_TRIES, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS,
@@ -21,6 +22,7 @@ use crate::model::limits::{
 use crate::model::outbox::backoff;
 use crate::notify::NotifyConfig;
 use crate::server::{Limits, Timeouts};
+use crate::service::admin::NewKey;
 use crate::service::health::StoragePolicy;
 use crate::service::{Clock, Service, ServiceConfig};
 
@@ -211,6 +213,17 @@ fn limits(args: &ServeArgs) -> Limits {
     }
 }
 
+/// What a first start prints about the project it created: its keys, shown only this once
+/// (an import into an empty data directory prints the same).
+pub fn first_start_keys(project: &Project, rw: &NewKey, ro: &NewKey, site_root: &str) -> String {
+    format!(
+        "First start: created project \"{}\". These keys are shown only this once:\n  \
+         read-write API key: {}\n  read-only API key:  {}\n  ping key:           {}\n\
+         Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/\n",
+        project.name, rw.plaintext, ro.plaintext, project.ping_key, rw.plaintext
+    )
+}
+
 /// Runs the service until a shutdown signal.
 pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyhow::Result<()> {
     init_logging(log_format);
@@ -252,17 +265,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
     };
     let service = Arc::new(Service::open(&data, config, Clock::System)?);
     if let Some((project, rw, ro)) = service.ensure_default_project().await? {
-        println!(
-            "First start: created project \"{}\". These keys are shown only this once:",
-            project.name
-        );
-        println!("  read-write API key: {}", rw.plaintext);
-        println!("  read-only API key:  {}", ro.plaintext);
-        println!("  ping key:           {}", project.ping_key);
-        println!(
-            "Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/",
-            rw.plaintext
-        );
+        print!("{}", first_start_keys(&project, &rw, &ro, &site_root));
     }
     let control_listener = control::bind(&data)
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;

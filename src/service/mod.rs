@@ -12,6 +12,7 @@ pub(crate) mod flips;
 pub mod health;
 pub mod journal;
 pub mod metrics;
+pub mod migrate;
 pub mod pings;
 pub mod state;
 pub mod transfer;
