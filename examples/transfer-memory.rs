@@ -20,41 +20,66 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use overdue::transfer::dump::{DumpCheck, DumpProject};
+use overdue::transfer::dump_stream::DumpWriter;
+use uuid::Uuid;
 
-fn dump(n: usize) -> String {
-    let checks: Vec<Value> = (0..n)
-        .map(|i| {
-            let cron = i % 2 == 1;
-            json!({
-                "uuid": format!("5b5b5b5b-0000-4000-8000-{i:012}"),
-                "created": "2026-01-01T00:00:00Z",
-                "name": format!("job {i}"), "slug": format!("job-{i}"), "tags": "bulk prod",
-                "desc": "", "kind": if cron { "cron" } else { "simple" },
-                "timeout": 86400, "grace": 3600,
-                "schedule": if cron { "30 2 * * *" } else { "* * * * *" },
-                "tz": if cron { "Europe/Riga" } else { "UTC" }, "manual_resume": false,
-                "methods": "", "start_kw": "", "success_kw": "", "failure_kw": "",
-                "filter_subject": false, "filter_body": false, "filter_http_body": false,
-                "filter_default_fail": false,
-                "badge_key": format!("7d7d7d7d-0000-4000-8000-{i:012}"),
-                "channels": [], "status": if i % 3 == 0 { "paused" } else { "new" },
-                "n_pings": 0, "last_ping": null, "last_start": null, "last_start_rid": null,
-                "last_duration_us": null,
-            })
-        })
-        .collect();
-    let doc = json!({
-        "format": "overdue-export", "version": 1, "exported_at": "2026-01-03T00:00:00Z",
-        "badge_secret": "00112233445566778899aabbccddeeff",
-        "projects": [{
-            "uuid": "1a1a1a1a-0000-4000-8000-000000000001", "name": "bulk",
-            "ping_key": "bulkbulkbulkbulkbulk01",
-            "badge_key": "2b2b2b2b-0000-4000-8000-000000000001",
-            "created": "2026-01-01T00:00:00Z", "api_keys": [], "channels": [], "checks": checks,
-        }],
-    });
-    format!("{}\n", serde_json::to_string_pretty(&doc).expect("json"))
+/// Writes a dump of one project with `n` checks to `path`, one check at a time: this process
+/// stays small, which matters because a child's `ru_maxrss` starts from its parent's size at
+/// the fork.
+fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
+    let out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut w = DumpWriter::begin(
+        out,
+        "2026-01-03T00:00:00Z",
+        "00112233445566778899aabbccddeeff",
+    )?;
+    w.project(&DumpProject {
+        uuid: Uuid::from_u128(1),
+        name: "bulk".into(),
+        ping_key: "bulkbulkbulkbulkbulk01".into(),
+        badge_key: Uuid::from_u128(2).to_string(),
+        created: "2026-01-01T00:00:00Z".into(),
+        api_keys: Vec::new(),
+        channels: Vec::new(),
+        checks: Vec::new(),
+    })?;
+    for i in 0..n {
+        let cron = i % 2 == 1;
+        w.check(&DumpCheck {
+            uuid: Uuid::from_u128(0x5b5b_0000_0000_4000_8000_0000_0000_0000 + i as u128),
+            created: "2026-01-01T00:00:00Z".into(),
+            name: format!("job {i}"),
+            slug: format!("job-{i}"),
+            tags: "bulk prod".into(),
+            desc: String::new(),
+            kind: if cron { "cron" } else { "simple" }.into(),
+            timeout: 86400,
+            grace: 3600,
+            schedule: if cron { "30 2 * * *" } else { "* * * * *" }.into(),
+            tz: if cron { "Europe/Riga" } else { "UTC" }.into(),
+            manual_resume: false,
+            methods: String::new(),
+            start_kw: String::new(),
+            success_kw: String::new(),
+            failure_kw: String::new(),
+            filter_subject: false,
+            filter_body: false,
+            filter_http_body: false,
+            filter_default_fail: false,
+            badge_key: Uuid::from_u128(0x7d7d_0000_0000_4000_8000_0000_0000_0000 + i as u128),
+            channels: Vec::new(),
+            // None up: the monitor stays idle.
+            status: if i % 3 == 0 { "paused" } else { "new" }.into(),
+            n_pings: 0,
+            last_ping: None,
+            last_start: None,
+            last_start_rid: None,
+            last_duration_us: None,
+        })?;
+    }
+    w.finish()?;
+    Ok(())
 }
 
 /// Runs BIN with `args`, stdout to `out` (or discarded); seconds and peak RSS in MiB. The
@@ -115,7 +140,7 @@ fn main() {
     let tmp = std::env::temp_dir().join(format!("overdue-transfer-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("tmp");
     let file = tmp.join("dump.json");
-    std::fs::write(&file, dump(n)).expect("write dump");
+    write_dump(&file, n).expect("write dump");
     let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     println!(
         "{} checks, dump {:.0} MB, binary {}",
