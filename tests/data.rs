@@ -492,6 +492,26 @@ fn a_large_dump_goes_in_and_out_in_parts_directly_and_through_the_service() {
     ));
     drop(serve);
 
+    // A clash in the last part refuses the import before its first part is stored.
+    let mut twice: Value = serde_json::from_str(&text).expect("JSON");
+    let checks = twice["projects"][0]["checks"]
+        .as_array_mut()
+        .expect("checks");
+    let first = checks[0].clone();
+    checks.push(first);
+    let twice_file = tmp.path().join("twice.json");
+    std::fs::write(&twice_file, twice.to_string()).expect("write");
+    let d = tmp.path().join("d");
+    let run = overdue(&d, &["import", twice_file.to_str().expect("utf8")]);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("import refused, nothing was stored") && run.stderr.contains("twice"),
+        "{}",
+        run.stderr
+    );
+    let empty: Value = serde_json::from_str(&ok(overdue(&d, &["export"]))).expect("JSON");
+    assert_eq!(empty["projects"], json!([]), "nothing was stored");
+
     // On a terminal, the same import shows its progress.
     let c = tmp.path().join("c");
     let (code, shown) = on_terminal(&c, &["import", dump_arg]);

@@ -22,10 +22,7 @@ fn new(len: Option<u64>) -> ProgressBar {
     if !shown() {
         return ProgressBar::hidden();
     }
-    let bar = match len {
-        Some(len) => ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-    };
+    let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }

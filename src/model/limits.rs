@@ -129,8 +129,8 @@ pub const CONTROL_SILENCE_SECS: u64 = 10;
 /// Longest an admin command may take through the control socket, even with keep-alives
 /// arriving (a live service whose command is wedged, e.g. behind a hung disk).
 pub const CONTROL_ANSWER_SECS: u64 = 300;
-/// The same for the commands that move a whole data file or export: `backup`, `export`,
-/// `import` and the migration's batches.
+/// The same for the commands that move a whole data file: `backup` and the migration's
+/// batches. (Import and export are sessions; each of their messages has the ordinary limit.)
 pub const CONTROL_LONG_ANSWER_SECS: u64 = 3_600;
 
 /// Largest request line on the control socket. Imports send a dump in parts of 1,000 checks

@@ -47,8 +47,6 @@ pub struct ImportPlan {
     badge_keys: HashSet<Uuid>,
     /// Already here (same identity, same project): kept as they are.
     pub present: Counts,
-    /// What is counted in the check pass: every object of the dump.
-    pub total: Counts,
     /// The project whose checks come next, with its channels.
     current: Option<(Project, Vec<Uuid>)>,
 }
@@ -198,7 +196,6 @@ impl Service {
                     d.badge_key
                 )));
             }
-            plan.total.checks += 1;
         }
         let here: Vec<Option<Uuid>> = self.read(|s| {
             checks
@@ -340,7 +337,6 @@ fn plan_project_parts(
     plan.once("project", &pr.uuid.to_string())?;
     plan.once("project name", &pr.name)?;
     plan.once("ping key", &pr.ping_key)?;
-    plan.total.projects += 1;
     match state.project(&pr.uuid) {
         Some(here) if here.name != pr.name => {
             return Err(conflict(format!(
@@ -367,7 +363,6 @@ fn plan_project_parts(
     }
     for k in &parts.keys {
         plan.once("API key", &k.id)?;
-        plan.total.keys += 1;
         match state.api_key(&k.id) {
             Some(here) if here.project == pr.uuid => plan.present.keys += 1,
             Some(_) => {
@@ -381,7 +376,6 @@ fn plan_project_parts(
     }
     for c in &parts.channels {
         plan.once("channel", &c.uuid.to_string())?;
-        plan.total.channels += 1;
         match state.channel(&c.uuid) {
             Some(here) if here.project == pr.uuid => plan.present.channels += 1,
             Some(_) => {
