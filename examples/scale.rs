@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::{Signal, Target};
 use overdue::model::{Check, StoredStatus};
-use overdue::ping::route::{Signal, Target};
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig};
 use uuid::Uuid;
@@ -157,7 +157,7 @@ async fn writer(n: usize, secs: u64) {
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
         service.read(|s| s.journal_len()),
-        service.store().journal_len().unwrap_or(0),
+        service.journal_len().unwrap_or(0),
     );
 }
 

@@ -4,16 +4,15 @@
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
 //! writer, operations), `monitor` (deadlines), `notify` (alert delivery), `api` (HTTP),
-//! `inbound` (the SMTP listener for email pings), `transfer` (export, import, migration),
+//! `email` (the SMTP listener for email pings), `transfer` (export, import, migration),
 //! `server` (listeners and shutdown), `cli` (commands).
 
 pub mod api;
 pub mod cli;
-pub mod inbound;
+pub mod email;
 pub mod model;
 pub mod monitor;
 pub mod notify;
-pub mod ping;
 pub mod schedule;
 pub mod server;
 pub mod service;

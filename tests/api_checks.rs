@@ -553,7 +553,7 @@ async fn state_survives_a_restart() {
         reopened.read(|st| st.checks_by_slug(&check.project, "d").len()),
         1
     );
-    assert_eq!(reopened.store().flips(uuid).unwrap().len(), 1);
+    assert_eq!(reopened.flips(uuid).unwrap().len(), 1);
     reopened.close().await;
 }
 

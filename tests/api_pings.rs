@@ -455,8 +455,8 @@ async fn ping_log_size_caps_the_list_and_bodies() {
         .unwrap();
     assert_eq!(
         s.service
-            .store()
             .pings(uuid.parse().unwrap(), 100)
+            .await
             .unwrap()
             .len(),
         3

@@ -126,6 +126,8 @@ fn socket_path(data: &Path) -> PathBuf {
 fn project_add_ls_rm_with_the_service_stopped() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");
+    // Only serve and import create a data file; admin commands then use it.
+    process::init_data(&data);
 
     let doc = overdue(&data, &["project", "add", "ops", "--json"]).json();
     let obj = doc.as_object().expect("an object");
@@ -147,7 +149,7 @@ fn project_add_ls_rm_with_the_service_stopped() {
     let badge_key = doc["badge_key"].as_str().expect("badge_key string");
     assert!(!badge_key.is_empty());
 
-    // The data directory was created private.
+    // The data directory was created private (by the import).
     let mode = std::fs::metadata(&data)
         .expect("data dir")
         .permissions()
@@ -214,6 +216,7 @@ fn project_add_ls_rm_with_the_service_stopped() {
 fn key_add_ls_rm_with_the_service_stopped() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
+    process::init_data(data);
     overdue(data, &["project", "add", "ops"]).ok();
 
     let rw = overdue(data, &["key", "add", "ops", "--json"]).json();
@@ -322,6 +325,7 @@ fn key_add_ls_rm_with_the_service_stopped() {
 fn channel_add_ls_rm_with_the_service_stopped() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
+    process::init_data(data);
     overdue(data, &["project", "add", "ops"]).ok();
 
     let mail = overdue(
@@ -458,6 +462,7 @@ fn channel_add_ls_rm_with_the_service_stopped() {
 fn check_ls_on_an_empty_project_and_project_rm() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
+    process::init_data(data);
     overdue(data, &["project", "add", "ops"]).ok();
     assert_eq!(
         overdue(data, &["check", "ls", "ops", "--json"]).json(),
@@ -495,6 +500,8 @@ fn data_directory_from_the_environment_or_after_the_subcommand() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let from_env = tmp.path().join("env");
     let from_flag = tmp.path().join("flag");
+    process::init_data(&from_env);
+    process::init_data(&from_flag);
 
     let out = base_command()
         .env("OVERDUE_DATA", &from_env)
@@ -838,6 +845,7 @@ fn channel_test_with_a_token_file_stopped_and_through_the_control_socket() {
     let (port, seen) = http_receiver();
     let token_file = tmp.path().join("ntfy-token");
     std::fs::write(&token_file, "tk_from_file\n").expect("token");
+    process::init_data(data);
     overdue(data, &["project", "add", "ops"]).ok();
     let url = format!("http://127.0.0.1:{port}");
     overdue(

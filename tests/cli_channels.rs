@@ -247,6 +247,7 @@ fn a_check_without_channels_going_down_is_a_warning_and_is_counted_at_start() {
 fn channel_names_are_unique_in_a_project_and_flags_must_fit_the_kind() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
+    process::init_data(data);
     ok(data, &["project", "add", "ops"]);
     ok(data, &["project", "add", "dev"]);
     let email = |project: &'static str, name: &'static str| -> Vec<&'static str> {

@@ -177,6 +177,7 @@ fn check_add_show_pause_resume_rm_through_the_running_service() {
 fn the_project_argument_may_be_left_out_when_there_is_only_one() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
+    process::init_data(data);
     let err = fails(overdue_in(data, &["check", "ls"]), 1);
     assert!(err.contains("overdue project add"), "{err}");
 

@@ -24,6 +24,7 @@ fn project_names(data: &Path) -> Vec<String> {
 
 /// A project `ops` with a channel and a key.
 fn populate(data: &Path) {
+    process::init_data(data);
     overdue_in(data, &["project", "add", "ops"]).ok();
     overdue_in(
         data,

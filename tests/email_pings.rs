@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::TestServer;
-use overdue::inbound::{InboundConfig, serve};
+use overdue::email::{InboundConfig, serve};
 use overdue::service::{Clock, Service, ServiceConfig};
 use reqwest::Method;
 use serde_json::{Value, json};

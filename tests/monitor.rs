@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::Signal;
 use overdue::model::spec::parse_spec;
 use overdue::model::{ApiVersion, ChannelConfig, Flip, StoredStatus};
-use overdue::ping::route::Signal;
 use overdue::service::{Clock, Service, ServiceConfig};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -90,7 +90,7 @@ impl Env {
     }
 
     fn flips(&self, check: Uuid) -> Vec<Flip> {
-        self.service.store().flips(check).expect("flips")
+        self.service.flips(check).expect("flips")
     }
 
     fn down_flips(&self, check: Uuid) -> Vec<Flip> {
@@ -102,7 +102,6 @@ impl Env {
 
     fn outbox_for(&self, check: Uuid) -> usize {
         self.service
-            .store()
             .outbox()
             .expect("outbox")
             .iter()
@@ -327,13 +326,7 @@ async fn paused_resumed_and_deleted_checks_do_not_go_down() {
     assert_eq!(env.stored(resumed), StoredStatus::New);
     assert!(env.down_flips(paused).is_empty() && env.down_flips(resumed).is_empty());
     assert!(env.service.read(|s| s.check(&deleted).is_none()));
-    assert!(
-        env.service
-            .store()
-            .flips(deleted)
-            .expect("flips")
-            .is_empty()
-    );
+    assert!(env.service.flips(deleted).expect("flips").is_empty());
     env.close().await;
 }
 

@@ -186,13 +186,7 @@ async fn a_fail_ping_emails_and_calls_the_webhook_within_two_seconds_and_recover
     // Delivered once each: nothing more arrives, the outbox is empty, and ls says ok.
     assert!(http.next(Duration::from_millis(500)).await.is_none());
     assert!(smtp.next(Duration::from_millis(100)).await.is_none());
-    assert!(
-        t.service
-            .store()
-            .outbox_pending()
-            .expect("outbox")
-            .is_empty()
-    );
+    assert!(t.service.outbox_pending().expect("outbox").is_empty());
     for c in channels_json(&t).await {
         assert_eq!(c["failing"], 0, "{c}");
         assert_eq!(c["last_delivery"]["ok"], true, "{c}");
@@ -231,18 +225,8 @@ async fn a_receiver_answering_500_twice_gets_the_alert_on_the_third_try() {
     );
     // Give the recording of the third try a moment to commit.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        t.service
-            .store()
-            .outbox_pending()
-            .expect("outbox")
-            .is_empty()
-    );
-    let history = t
-        .service
-        .store()
-        .deliveries(chan.uuid, 10)
-        .expect("history");
+    assert!(t.service.outbox_pending().expect("outbox").is_empty());
+    let history = t.service.deliveries(chan.uuid, 10).expect("history");
     let summary: Vec<(u32, Option<u16>, String)> = history
         .iter()
         .rev()
@@ -301,13 +285,7 @@ async fn a_channel_that_keeps_failing_shows_in_channel_ls_and_is_given_up_after_
         text.contains("FAILING x5: Received status code 503"),
         "{text}"
     );
-    assert!(
-        t.service
-            .store()
-            .outbox_pending()
-            .expect("outbox")
-            .is_empty()
-    );
+    assert!(t.service.outbox_pending().expect("outbox").is_empty());
     t.shutdown().await;
 }
 
@@ -371,13 +349,7 @@ async fn a_restart_in_the_middle_of_retries_neither_loses_nor_duplicates_the_ale
         http.next(Duration::from_secs(2)).await.is_none(),
         "no duplicate"
     );
-    assert!(
-        t.service
-            .store()
-            .outbox_pending()
-            .expect("outbox")
-            .is_empty()
-    );
+    assert!(t.service.outbox_pending().expect("outbox").is_empty());
     t.shutdown().await;
 }
 

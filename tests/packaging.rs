@@ -1,10 +1,14 @@
 //! What the release archives, the Debian package and the systemd unit rely on, checked on the
-//! real binary: readiness notification for `Type=notify`, and the completions and manual pages
-//! that `overdue completions` and `overdue man` print.
+//! real binary: readiness notification for `Type=notify`, the completions and manual pages
+//! that `overdue completions` and `overdue man` print, and the settings file that lists every
+//! option of `serve`.
 
+use std::collections::BTreeSet;
 use std::os::unix::net::UnixDatagram;
 use std::process::Command;
 use std::time::Duration;
+
+use clap::CommandFactory;
 
 mod process;
 
@@ -156,4 +160,86 @@ fn a_reader_that_hung_up_is_not_an_error() {
         assert!(out.status.success(), "overdue {args:?}: {stderr}");
         assert!(stderr.is_empty(), "overdue {args:?}: {stderr}");
     }
+}
+
+/// The `OVERDUE_*` names the options of `cmd` and its subcommands read.
+fn option_variables(cmd: &clap::Command) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_env())
+        .map(|e| e.to_string_lossy().into_owned())
+        .collect();
+    for sub in cmd.get_subcommands() {
+        names.extend(option_variables(sub));
+    }
+    names
+}
+
+#[test]
+fn the_env_file_lists_the_variable_of_every_serve_option_and_nothing_else() {
+    let cli = overdue::cli::Cli::command();
+    let serve = cli.find_subcommand("serve").expect("serve");
+    let mut wanted = option_variables(serve);
+    // The unit sets the data directory; the log level is read by the logger, not an option.
+    wanted.remove("OVERDUE_DATA");
+    wanted.insert("OVERDUE_LOG".into());
+    let file = include_str!("../packaging/overdue.env");
+    let listed: Vec<&str> = file
+        .lines()
+        .filter_map(|l| l.trim_start_matches('#').split_once('='))
+        .map(|(name, _)| name)
+        .filter(|name| name.starts_with("OVERDUE_"))
+        .collect();
+    let unique: BTreeSet<String> = listed.iter().map(|n| n.to_string()).collect();
+    assert_eq!(unique.len(), listed.len(), "listed twice: {listed:?}");
+    assert_eq!(
+        unique, wanted,
+        "packaging/overdue.env and `overdue serve` differ"
+    );
+    assert!(wanted.contains("OVERDUE_SMTP_URL") && wanted.contains("OVERDUE_SMTP_FROM"));
+
+    // The test harness clears every variable the binary reads, so a shell's cannot leak in.
+    let cleared: BTreeSet<String> = process::OVERDUE_VARS
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    let missing: Vec<_> = option_variables(&cli)
+        .difference(&cleared)
+        .cloned()
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tests/process/mod.rs does not clear {missing:?}"
+    );
+}
+
+#[test]
+fn serve_help_groups_its_options_and_other_commands_do_not_list_them() {
+    let serve = stdout_of(&["serve", "--help"]);
+    for heading in [
+        "Network:",
+        "Public URL:",
+        "Limits:",
+        "Alerts:",
+        "Email:",
+        "Storage:",
+        "Logging and metrics:",
+    ] {
+        assert!(
+            serve.contains(&format!("\n{heading}\n")),
+            "no {heading}\n{serve}"
+        );
+    }
+    assert!(serve.contains("--log-format"), "{serve}");
+    let project = stdout_of(&["project", "ls", "--help"]);
+    assert!(!project.contains("--log-format"), "{project}");
+    assert!(
+        project.contains("--data"),
+        "--data stays global:\n{project}"
+    );
+    let out = base_command()
+        .args(["--log-format", "json", "project", "ls"])
+        .output()
+        .expect("run overdue");
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use overdue::model::signal::Signal;
 use overdue::model::spec::parse_spec;
 use overdue::model::{ApiVersion, ChannelConfig, StoredStatus};
-use overdue::ping::route::Signal;
 use overdue::service::health::StoragePolicy;
 use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
 use serde_json::{Value, json};
@@ -288,7 +288,6 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
     }
     assert!(!service.storage_health().is_failing());
     let flips: Vec<_> = service
-        .store()
         .flips(check)
         .expect("flips")
         .into_iter()
@@ -300,7 +299,7 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
         pinged + SignedDuration::from_secs(120),
         "stamped with the moment it went down, not the moment it could be stored"
     );
-    let alerts = service.store().outbox().expect("outbox");
+    let alerts = service.outbox().expect("outbox");
     assert_eq!(
         alerts.iter().filter(|e| e.check == check).count(),
         1,

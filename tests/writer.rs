@@ -4,8 +4,8 @@
 mod common;
 
 use overdue::model::ApiVersion;
+use overdue::model::signal::Signal;
 use overdue::model::spec::CheckSpec;
-use overdue::ping::route::Signal;
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
 

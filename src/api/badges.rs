@@ -152,7 +152,7 @@ fn check_badge(app: &App, rest: &str) -> Option<Response> {
     };
     let (key, format) = split_format(last)?;
     let badge_key = canonical_uuid(key)?;
-    let uuid = app.service.store().check_by_badge_key(badge_key).ok()??;
+    let uuid = app.service.check_by_badge_key(badge_key).ok()??;
     let now = app.service.now();
     let (label, status) = app.service.read(|s| {
         let c = s.check(&uuid)?;

@@ -9,10 +9,10 @@ use warp::reply::Response;
 
 use crate::api::auth::{authorize, authorize_read, body_object};
 use crate::api::error::ApiError;
-use crate::api::json::{Urls, check_json};
 use crate::api::response::json_response;
 use crate::api::router::CheckRef;
 use crate::api::{App, Request};
+use crate::model::json::{Urls, check_json};
 use crate::model::spec::parse_spec;
 use crate::model::{ApiVersion, Check};
 use crate::service::ServiceError;

@@ -9,13 +9,12 @@ use warp::reply::Response;
 use crate::api::auth::{authorize, authorize_read};
 use crate::api::checks::with_check;
 use crate::api::error::ApiError;
-use crate::api::json::{Urls, durations, flip_json, ping_json};
 use crate::api::response::{json_response, text_response};
 use crate::api::router::CheckRef;
 use crate::api::{App, Request};
 use crate::model::ApiVersion;
+use crate::model::json::{Urls, durations, flip_json, ping_json};
 use crate::model::limits::MAX_PERIOD_SECS;
-use crate::service::ServiceError;
 
 /// Largest `start`/`end` accepted by list flips.
 const MAX_FLIP_TIMESTAMP: i64 = 10_000_000_000;
@@ -31,13 +30,8 @@ pub async fn pings(
 ) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     with_check(app, &grant, &CheckRef::Uuid(uuid), |_| ())?;
-    app.service.fold_journal_for(&uuid).await?;
     let limit = app.service.config().ping_log as usize;
-    let all = app
-        .service
-        .store()
-        .pings(uuid, limit + DURATION_LOOKBACK)
-        .map_err(ServiceError::from)?;
+    let all = app.service.pings(uuid, limit + DURATION_LOOKBACK).await?;
     let durations = durations(&all);
     let urls = Urls {
         site_root: app.service.site_root(),
@@ -59,13 +53,7 @@ pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<R
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
         return Err(ApiError::NotFound);
     }
-    app.service.fold_journal_for(&uuid).await?;
-    match app
-        .service
-        .store()
-        .ping_body(uuid, n)
-        .map_err(ServiceError::from)?
-    {
+    match app.service.ping_body(uuid, n).await? {
         Some(body) => Ok(text_response(StatusCode::OK, "text/plain", body)),
         None => Err(ApiError::NotFound),
     }
@@ -155,11 +143,7 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
             _ => {}
         }
     }
-    let flips = app
-        .service
-        .store()
-        .flips(uuid)
-        .map_err(ServiceError::from)?;
+    let flips = app.service.flips(uuid)?;
     let listed: Vec<Value> = flips
         .iter()
         .filter(|f| since.is_none_or(|s| f.created >= s) && until.is_none_or(|u| f.created < u))

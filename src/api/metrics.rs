@@ -18,7 +18,6 @@ use crate::api::response::{text_response, with_cors};
 use crate::api::router::canonical_uuid;
 use crate::model::limits::API_KEY_LEN;
 use crate::model::metrics::project_exposition;
-use crate::service::ServiceError;
 use crate::service::auth::Verdict;
 use crate::service::metrics::render;
 
@@ -108,9 +107,9 @@ pub fn service(app: &App, method: &Method, headers: &HeaderMap) -> Response {
             .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return resp;
     }
-    let outbox = match app.service.store().outbox_len() {
+    let outbox = match app.service.outbox_len() {
         Ok(n) => n,
-        Err(e) => return ApiError::from(ServiceError::from(e)).into_response(METHODS),
+        Err(e) => return ApiError::from(e).into_response(METHODS),
     };
     let failing = app.service.storage_health().is_failing();
     let snapshot = app.service.metrics().snapshot(outbox, failing);

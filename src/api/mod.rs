@@ -1,5 +1,5 @@
 //! The HTTP surface: one warp filter that hands every request to [`handle`], which routes it
-//! to the Pinging API (`/ping/...`, in `crate::ping`), the Management API
+//! to the Pinging API (`/ping/...`, in [`ping`]), the Management API
 //! (`/api/v1|v2|v3/...`), badges, the Prometheus endpoints (`metrics`), or answers 404. Handlers are plain async
 //! functions over [`Request`]; errors become responses only in [`error`].
 
@@ -8,8 +8,9 @@ pub mod badges;
 pub mod checks;
 pub mod error;
 pub mod history;
-pub mod json;
 pub mod metrics;
+pub mod ping;
+pub mod ping_url;
 pub mod project;
 pub mod ratelimit;
 pub mod response;
@@ -271,7 +272,7 @@ pub async fn handle(
     body: BodyStream,
 ) -> Response {
     if let Some(rest) = path.strip_prefix("/ping/") {
-        return crate::ping::handle(&app, method, rest, &query, &headers, remote, body).await;
+        return crate::api::ping::handle(&app, method, rest, &query, &headers, remote, body).await;
     }
     if let Some(rest) = path.strip_prefix("/badge/") {
         return badges::handle(&app, &method, rest, false);

@@ -8,10 +8,10 @@ use warp::reply::Response;
 
 use crate::api::auth::{authorize, authorize_read};
 use crate::api::error::ApiError;
-use crate::api::json::channel_json;
 use crate::api::response::{json_response, text_response};
 use crate::api::{App, Request};
 use crate::model::badge::{encode_tag, signature};
+use crate::model::json::channel_json;
 
 /// GET channels/ (read-write keys only).
 pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
@@ -83,7 +83,7 @@ pub fn status(app: &App) -> Response {
     if let Some(failure) = app.service.storage_health().failure() {
         return unavailable(failure.to_string());
     }
-    match app.service.store().health_check() {
+    match app.service.probe_storage() {
         Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");

@@ -78,6 +78,9 @@ pub enum AdminCommand {
     /// Copy the data file to this absolute path.
     Backup {
         path: std::path::PathBuf,
+        /// Replace an existing file (absent from older clients: refuse).
+        #[serde(default)]
+        force: bool,
     },
     /// Opens an export session (`cli::session`): answered with its header, then piece by piece.
     ExportParts {
@@ -98,11 +101,28 @@ pub enum AdminCommand {
     },
     /// The newest time the file records (for `doctor`'s clock check).
     NewestTime,
+    /// The settings the service runs with and the alerting facts of its data, as JSON (for
+    /// `doctor`; see `doctor::settings`).
+    Settings,
     /// What removing a project would remove, in words; changes nothing (`project rm` shows
     /// it before asking).
     ProjectContents {
         name: String,
     },
+}
+
+impl AdminCommand {
+    /// Whether the command may create the data file when there is none: only an import
+    /// (of a dump, or migrated checks) into a new directory. The rest would leave an empty
+    /// database behind a mistyped or forgotten `--data`.
+    pub fn may_create_data(&self) -> bool {
+        matches!(
+            self,
+            AdminCommand::ImportParts
+                | AdminCommand::MigrateStart { .. }
+                | AdminCommand::Migrate { .. }
+        )
+    }
 }
 
 /// What a command printed and its exit code.
@@ -185,7 +205,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Key(c) => key(service, c).await,
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
-        AdminCommand::Backup { path } => data::backup(service, path).await,
+        AdminCommand::Backup { path, force } => data::backup(service, path, force).await,
         AdminCommand::ExportParts { .. } | AdminCommand::ImportParts => Ok(AdminOutput::error(
             "import and export run as sessions of several messages; this release's \
              `overdue import` and `overdue export` open them",
@@ -197,6 +217,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
             crate::cli::migrate::migrate_batch(service, project, checks).await
         }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
+        AdminCommand::Settings => Ok(crate::cli::doctor::settings::answer(service)),
         AdminCommand::ProjectContents { name } => service
             .read(|s| project_contents(s, &name))
             .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),

@@ -64,7 +64,7 @@ pub enum ChannelCmd {
 }
 
 fn health_json(service: &Service, c: &Channel) -> Result<(usize, Value), ServiceError> {
-    let recent = service.store().deliveries(c.uuid, HEALTH_WINDOW)?;
+    let recent = service.deliveries(c.uuid, HEALTH_WINDOW)?;
     let h = health(&recent);
     let last = h.last.map_or(Value::Null, |d| {
         json!({

@@ -14,8 +14,8 @@ use jiff::{SignedDuration, Span, SpanRelativeTo, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::api::json::{Urls, check_json, durations, ping_json};
 use crate::cli::admin::{AdminOutput, pretty};
+use crate::model::json::{Urls, check_json, durations, ping_json};
 use crate::model::spec::parse_spec;
 use crate::model::time::iso_seconds;
 use crate::model::{ApiVersion, Check, Kind, Ping, Status};
@@ -408,8 +408,7 @@ pub async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutput, Serv
                     .collect();
                 Ok::<_, ServiceError>((c, p, channels))
             })?;
-            service.fold_journal_for(&c.uuid).await?;
-            let pings = service.store().pings(c.uuid, SHOWN_PINGS)?;
+            let pings = service.pings(c.uuid, SHOWN_PINGS).await?;
             if json {
                 let mut doc = check_json(&c, now, urls, false);
                 let listed: Vec<Value> = pings

@@ -24,7 +24,8 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::cli::admin::{AdminCommand, AdminOutput, execute};
+use crate::cli::admin::{AdminCommand, AdminOutput, USAGE_EXIT, execute};
+use crate::cli::datadir;
 use crate::cli::session::{self, ExportMsg, ExportPiece, ExportSession, ImportMsg, ImportSession};
 use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
@@ -32,6 +33,7 @@ use crate::model::limits::{
 };
 use crate::service::{Clock, Service, ServiceConfig};
 use crate::store::StoreError;
+use crate::store::access::AccessDenied;
 
 /// Bytes written or read per step on the client side: each step must make progress within
 /// the silence limit.
@@ -374,27 +376,78 @@ pub enum Endpoint {
     Local(Box<Service>),
 }
 
-/// Connects to the running service if there is one, else opens the data file here.
-pub async fn open(data: &Path, patience: Patience) -> Result<Endpoint, AdminOutput> {
+/// Connects to the control socket of the service running on `data`: `None` when no service
+/// listens on it.
+async fn connect(data: &Path, patience: Patience) -> Result<Option<Conn>, AdminOutput> {
     let socket = socket_path(data);
-    if let Ok(Ok(stream)) = timeout(patience.silence, UnixStream::connect(&socket)).await {
-        return Ok(Endpoint::Socket(Conn::new(stream, patience, data)));
+    match timeout(patience.silence, UnixStream::connect(&socket)).await {
+        Ok(Ok(stream)) => Ok(Some(Conn::new(stream, patience, data))),
+        // A service runs (or ran) as another user: opening the file would be refused too, and
+        // the socket's refusal names the user to run as.
+        Ok(Err(e)) => {
+            // The directory, when it hides the socket: the socket may not even exist.
+            let refused = if socket.symlink_metadata().is_ok() {
+                &socket
+            } else {
+                data
+            };
+            match AccessDenied::from_io(refused, &e) {
+                Some(denied) => Err(AdminOutput::error(denied)),
+                None => Ok(None),
+            }
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// Runs an admin command in the service running on `data`; `None` when no service listens on
+/// its control socket.
+pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
+    match connect(data, Patience::for_command(cmd)).await {
+        Err(output) => Some(output),
+        Ok(None) => None,
+        Ok(Some(mut conn)) => Some(match conn.call(cmd).await {
+            Ok(output) => output,
+            Err(e) => conn.failure(e),
+        }),
+    }
+}
+
+/// Connects to the running service if there is one, else opens the data file here (creating
+/// it only when `may_create`).
+pub async fn open(
+    data: &Path,
+    patience: Patience,
+    may_create: bool,
+) -> Result<Endpoint, AdminOutput> {
+    if let Some(conn) = connect(data, patience).await? {
+        return Ok(Endpoint::Socket(conn));
     }
     let config = ServiceConfig {
         site_root: None,
         notify: crate::notify::NotifyConfig::from_env(),
         ..ServiceConfig::default()
     };
-    match Service::open(data, config, Clock::System) {
+    let opened = if may_create {
+        Service::open(data, config, Clock::System)
+    } else {
+        Service::open_existing(data, config, Clock::System)
+    };
+    match opened {
         Ok(service) => Ok(Endpoint::Local(Box::new(service))),
-        Err(StoreError::Locked(_)) => Err(not_answering(data, &socket)),
+        Err(StoreError::Locked(_)) => Err(not_answering(data, &socket_path(data))),
+        Err(StoreError::NoDataFile(_)) => Err(AdminOutput {
+            code: USAGE_EXIT,
+            ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))
+        }),
         Err(e) => Err(AdminOutput::error(e)),
     }
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
-    match open(data, Patience::for_command(&cmd)).await {
+    let may_create = cmd.may_create_data();
+    match open(data, Patience::for_command(&cmd), may_create).await {
         Ok(Endpoint::Socket(mut conn)) => match conn.call(&cmd).await {
             Ok(output) => output,
             Err(e) => conn.failure(e),
@@ -501,6 +554,7 @@ mod tests {
         let long = Duration::from_secs(CONTROL_LONG_ANSWER_SECS);
         let backup = AdminCommand::Backup {
             path: "/tmp/x".into(),
+            force: false,
         };
         assert_eq!(Patience::for_command(&backup).answer, long);
         let migrate = AdminCommand::Migrate {

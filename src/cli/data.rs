@@ -4,7 +4,9 @@
 //! with the same output. Export and import pass the dump in parts ([`crate::cli::session`]),
 //! so memory stays bounded whatever its size; progress shows on stderr when it is a terminal.
 
+use std::fs::OpenOptions;
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,11 +14,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::admin::{AdminCommand, AdminOutput};
+use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control::{self, Patience};
 use crate::cli::progress;
-use crate::cli::session::{ExportPiece, ImportMsg, Link};
-use crate::service::transfer::PART;
+use crate::cli::session::{ExportPiece, ImportMsg, Link, counts};
+use crate::service::transfer::{Counts, PART};
 use crate::service::{Service, ServiceError};
 use crate::transfer::dump_stream::{DumpWriter, Piece, ReadError, read_dump};
 
@@ -26,6 +28,9 @@ pub struct BackupArgs {
     /// the service process writes it, so it must be a path the service may write.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Replace FILE if it exists; without it an existing FILE is refused and left as it is.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -33,6 +38,11 @@ pub struct ExportArgs {
     /// Export only this project (default: every project).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
+    /// Write the export to FILE instead of standard output. It holds API key hashes and the
+    /// badge secret, so FILE is created with mode 0600 whatever the umask (written as
+    /// FILE.tmp, then renamed over FILE).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -67,15 +77,23 @@ pub struct ImportArgs {
 
 type Outcome = Result<AdminOutput, ServiceError>;
 
-/// `backup`, inside the service.
-pub async fn backup(service: &Service, path: PathBuf) -> Outcome {
+/// `backup`, inside the service: the service's view of the filesystem is the one that counts
+/// (a unit's private /tmp differs from the caller's).
+pub async fn backup(service: &Service, path: PathBuf, force: bool) -> Outcome {
+    // symlink_metadata: a dangling link is something in the way too.
+    if !force && path.symlink_metadata().is_ok() {
+        return Ok(AdminOutput::error(format!(
+            "{} already exists; nothing was written (add --force to replace it)",
+            path.display()
+        )));
+    }
     let r = service.backup(path).await?;
     Ok(AdminOutput::ok(format!(
-        "backup written to {} ({} bytes, {} checks, {} pings)\n",
+        "backup written to {} ({} bytes, {}, {})\n",
         r.path.display(),
         r.bytes,
-        r.checks,
-        r.pings
+        count(usize::try_from(r.checks).unwrap_or(usize::MAX), "check"),
+        count(usize::try_from(r.pings).unwrap_or(usize::MAX), "ping")
     )))
 }
 
@@ -83,14 +101,17 @@ pub async fn backup(service: &Service, path: PathBuf) -> Outcome {
 pub fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> {
     let path = std::path::absolute(&args.file)
         .map_err(|e| format!("cannot resolve {}: {e}", args.file.display()))?;
-    Ok(AdminCommand::Backup { path })
+    Ok(AdminCommand::Backup {
+        path,
+        force: args.force,
+    })
 }
 
 /// Runs a backup, with a spinner counting the bytes of `FILE.tmp` as it grows (whoever
 /// writes it, this process or the service).
 pub async fn run_backup(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let tmp = match &cmd {
-        AdminCommand::Backup { path } if progress::shown() => {
+        AdminCommand::Backup { path, .. } if progress::shown() => {
             let mut tmp = path.as_os_str().to_owned();
             tmp.push(".tmp");
             PathBuf::from(tmp)
@@ -121,9 +142,11 @@ fn session_patience() -> Patience {
     Patience::for_command(&AdminCommand::ImportParts)
 }
 
-/// `export`: the dump of one project or all, written to `out` as its parts arrive.
-pub async fn export(data: &Path, project: Option<String>, out: impl Write) -> AdminOutput {
-    let endpoint = match control::open(data, session_patience()).await {
+/// `export`: the dump of one project or all, written as its parts arrive to standard output,
+/// or with `output` to that file, created 0600 (the export holds key hashes and the badge
+/// secret, and the shell's umask would leave it readable to others), through `FILE.tmp`.
+pub async fn export(data: &Path, project: Option<String>, output: Option<&Path>) -> AdminOutput {
+    let endpoint = match control::open(data, session_patience(), false).await {
         Ok(e) => e,
         Err(output) => return output,
     };
@@ -131,9 +154,55 @@ pub async fn export(data: &Path, project: Option<String>, out: impl Write) -> Ad
     let Some(mut link) = link else {
         return failed_piece(header);
     };
-    let output = write_export(&mut link, header, out).await;
+    let result = match output {
+        None => write_export(&mut link, header, std::io::stdout())
+            .await
+            .map(|_| AdminOutput::ok(String::new())),
+        Some(file) => export_to_file(&mut link, header, file).await,
+    };
     link.close().await;
-    output
+    result.unwrap_or_else(|e| e)
+}
+
+/// `export --output FILE`: says what the file holds instead of printing it.
+async fn export_to_file(
+    link: &mut Link,
+    header: ExportPiece,
+    file: &Path,
+) -> Result<AdminOutput, AdminOutput> {
+    let cannot =
+        |e: std::io::Error| AdminOutput::error(format!("cannot write {}: {e}", file.display()));
+    let mut tmp = file.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(cannot(e)),
+    }
+    let private = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(cannot)?;
+    let written = match write_export(link, header, &private).await {
+        Ok(c) => private
+            .sync_all()
+            .and_then(|()| std::fs::rename(&tmp, file))
+            .map(|()| c)
+            .map_err(cannot),
+        Err(e) => Err(e),
+    };
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    let c = written?;
+    Ok(AdminOutput::ok(format!(
+        "exported {} to {} (mode 0600)\n",
+        counts(c),
+        file.display()
+    )))
 }
 
 fn failed_piece(piece: ExportPiece) -> AdminOutput {
@@ -143,45 +212,52 @@ fn failed_piece(piece: ExportPiece) -> AdminOutput {
     }
 }
 
-async fn write_export(link: &mut Link, header: ExportPiece, out: impl Write) -> AdminOutput {
+/// Writes the pieces of an export session to `out`; what it held.
+async fn write_export(
+    link: &mut Link,
+    header: ExportPiece,
+    out: impl Write,
+) -> Result<Counts, AdminOutput> {
     let ExportPiece::Header {
         exported_at,
         badge_secret,
         checks,
     } = header
     else {
-        return failed_piece(header);
+        return Err(failed_piece(header));
     };
+    let mut held = Counts::default();
     let cannot = |e: std::io::Error| AdminOutput::error(format!("cannot write the export: {e}"));
     let out = std::io::BufWriter::with_capacity(256 << 10, out);
-    let mut writer = match DumpWriter::begin(out, &exported_at, &badge_secret) {
-        Ok(w) => w,
-        Err(e) => return cannot(e),
-    };
+    let mut writer = DumpWriter::begin(out, &exported_at, &badge_secret).map_err(cannot)?;
     let bar = progress::checks(checks as u64, "exporting");
     loop {
         let written = match link.next().await {
-            ExportPiece::Project(p) => writer.project(&p),
+            ExportPiece::Project(p) => {
+                held.projects += 1;
+                held.keys += p.api_keys.len();
+                held.channels += p.channels.len();
+                writer.project(&p)
+            }
             ExportPiece::Checks(part) => {
                 bar.inc(part.len() as u64);
+                held.checks += part.len();
                 part.iter().try_for_each(|c| writer.check(c))
             }
             ExportPiece::End => break,
             other => {
                 bar.abandon();
-                return failed_piece(other);
+                return Err(failed_piece(other));
             }
         };
         if let Err(e) = written {
             bar.abandon();
-            return cannot(e);
+            return Err(cannot(e));
         }
     }
     bar.finish_and_clear();
-    match writer.finish() {
-        Ok(_) => AdminOutput::ok(String::new()),
-        Err(e) => cannot(e),
-    }
+    writer.finish().map_err(cannot)?;
+    Ok(held)
 }
 
 /// A copy of standard input in a private temporary file, removed when dropped: an import
@@ -254,7 +330,7 @@ pub async fn import(data: &Path, file: &Path, project: Option<&str>) -> AdminOut
         Ok(meta) => meta.len(),
         Err(e) => return AdminOutput::error(format!("cannot read {}: {e}", file.display())),
     };
-    let endpoint = match control::open(data, session_patience()).await {
+    let endpoint = match control::open(data, session_patience(), true).await {
         Ok(e) => e,
         Err(output) => return output,
     };

@@ -1,6 +1,9 @@
 //! `overdue completions SHELL` and `overdue man`: shell completions and manual pages generated
 //! from the clap definitions, so they cannot drift from the commands they describe. The release
-//! archives and the Debian package ship their output.
+//! archives and the Debian package ship their output. Each page also gets ENVIRONMENT, FILES
+//! and EXAMPLES sections ([`sections`]).
+
+mod sections;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,23 +60,43 @@ fn man_command() -> clap::Command {
     Cli::command().name(NAME).disable_help_subcommand(true)
 }
 
+/// A page as clap_mangen renders it, with the sections it does not write.
+fn page(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let name = man.get_filename();
+    let mut rendered = Vec::new();
+    man.render(&mut rendered)?;
+    let rendered = String::from_utf8_lossy(&rendered);
+    let page_name = name.strip_suffix(".1").unwrap_or(&name);
+    let mut built = cmd;
+    built.build();
+    let text = sections::insert(page_name, &rendered, &built);
+    Ok((name, text.into_bytes()))
+}
+
 /// Writes the overdue(1) page, which lists the subcommands as overdue-SUBCOMMAND(1).
 pub fn man(out: &mut dyn Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(man_command()).render(out)
+    out.write_all(&page(man_command())?.1)
 }
 
 /// Writes overdue.1 and a page for every subcommand, nested ones included, into `dir`; the
-/// file names written, sorted.
+/// file names written, sorted. The pages are those `clap_mangen::generate_to` writes.
 pub fn man_pages(dir: &Path) -> std::io::Result<Vec<String>> {
-    std::fs::create_dir_all(dir)?;
-    clap_mangen::generate_to(man_command(), dir)?;
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if name.starts_with(NAME) && name.ends_with(".1") {
-            names.push(name);
+    fn write(cmd: clap::Command, dir: &Path, names: &mut Vec<String>) -> std::io::Result<()> {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+            write(sub, dir, names)?;
         }
+        let (name, text) = page(cmd)?;
+        std::fs::write(dir.join(&name), text)?;
+        names.push(name);
+        Ok(())
     }
+    std::fs::create_dir_all(dir)?;
+    let mut root = man_command();
+    // Building names the subcommands as their pages are named (overdue-serve, ...).
+    root.build();
+    let mut names = Vec::new();
+    write(root, dir, &mut names)?;
     names.sort();
     Ok(names)
 }
@@ -136,7 +159,15 @@ mod tests {
         let page = String::from_utf8(out).expect("UTF-8");
         assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{page}");
         assert!(page.contains(".TH overdue 1"), "{page}");
-        for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH SUBCOMMANDS"] {
+        for section in [
+            ".SH NAME",
+            ".SH SYNOPSIS",
+            ".SH OPTIONS",
+            ".SH SUBCOMMANDS",
+            ".SH ENVIRONMENT",
+            ".SH FILES",
+            ".SH EXAMPLES",
+        ] {
             assert!(page.contains(section), "no {section}:\n{page}");
         }
         for sub in [
@@ -167,5 +198,17 @@ mod tests {
         }
         let serve = std::fs::read_to_string(dir.path().join("overdue-serve.1")).expect("read");
         assert!(serve.contains("OVERDUE_TRUST_PROXY"), "{serve}");
+        assert!(
+            serve.contains(".SH NETWORK"),
+            "options under their headings:\n{serve}"
+        );
+        for section in [".SH ENVIRONMENT", ".SH FILES", ".SH EXAMPLES"] {
+            assert!(serve.contains(section), "no {section}:\n{serve}");
+        }
+        assert_eq!(
+            serve.matches(".ie \\n(.g").count(),
+            1,
+            "one preamble:\n{serve}"
+        );
     }
 }

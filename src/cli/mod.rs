@@ -9,8 +9,10 @@ pub mod check;
 pub mod confirm;
 pub mod control;
 pub mod data;
+pub mod datadir;
 pub mod docs;
 pub mod doctor;
+pub mod health;
 pub mod migrate;
 pub mod progress;
 pub mod schedule;
@@ -25,40 +27,23 @@ use clap::{Parser, Subcommand};
 
 pub use admin::{AdminCommand, AdminOutput, CheckCmd, KeyCmd, ProjectCmd};
 pub use channel::{ChannelAddArgs, ChannelCmd};
+pub use serve::LogFormat;
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
 #[derive(Debug, Parser)]
 #[command(name = "overdue", version, about, propagate_version = true)]
 pub struct Cli {
     /// Data directory (holds overdue.redb and the control socket).
-    #[arg(
-        long,
-        global = true,
-        env = "OVERDUE_DATA",
-        default_value = "./overdue-data",
-        value_name = "DIR"
-    )]
-    pub data: PathBuf,
-
-    /// How `serve` writes its log to stderr: readable text, or one JSON object per line.
-    #[arg(
-        long,
-        global = true,
-        env = "OVERDUE_LOG_FORMAT",
-        value_enum,
-        default_value_t = LogFormat::Text
-    )]
-    pub log_format: LogFormat,
+    ///
+    /// Without it: ./overdue-data if it exists; else, for commands other than `serve`,
+    /// /var/lib/overdue (the packaged service's) when it holds a data file or a control
+    /// socket; else ./overdue-data. Only `serve` and `import` create a data file: other
+    /// commands on a directory without one exit 2.
+    #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +72,9 @@ pub enum Command {
     Import(data::ImportArgs),
     /// Check the data directory, free disk, clock, SMTP server and listen address.
     Doctor(doctor::DoctorArgs),
+    /// Exit 0 when the service on the listen address answers its status page (for container
+    /// health checks and monitors), 1 otherwise.
+    Health(health::HealthArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(docs::CompletionsArgs),
     /// Print the manual page (roff), or write every page into a directory.
@@ -120,17 +108,23 @@ pub fn main() -> ExitCode {
     let generated = match &cli.command {
         Command::Completions(args) => Some(docs::run_completions(args)),
         Command::Man(args) => Some(docs::run_man(args)),
+        Command::Health(args) => return finish(health::run(args)),
         _ => None,
     };
     if let Some(result) = generated {
         return match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("overdue: {e:#}");
+                eprintln!("overdue: {}", error_chain(&e));
                 ExitCode::from(1)
             }
         };
     }
+    let purpose = match cli.command {
+        Command::Serve(_) => datadir::Purpose::Serve,
+        _ => datadir::Purpose::Admin,
+    };
+    let data = datadir::choose(cli.data.as_deref(), purpose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -143,10 +137,10 @@ pub fn main() -> ExitCode {
     };
     let admin = match cli.command {
         Command::Serve(args) => {
-            return match runtime.block_on(serve::run(cli.data, args, cli.log_format)) {
+            return match runtime.block_on(serve::run(data, args)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("overdue: {e:#}");
+                    eprintln!("overdue: {}", error_chain(&e));
                     ExitCode::from(1)
                 }
             };
@@ -162,23 +156,23 @@ pub fn main() -> ExitCode {
         }
         Command::Channel(c) => AdminCommand::Channel(c),
         Command::Check(c) => AdminCommand::Check(c),
-        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) => {
+        Command::Schedule(_) | Command::Completions(_) | Command::Man(_) | Command::Health(_) => {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {
-            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&cli.data, cmd))),
+            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&data, cmd))),
             Err(e) => return finish(AdminOutput::error(e)),
         },
         Command::Export(args) => {
-            let out = std::io::stdout();
-            return finish(runtime.block_on(data::export(&cli.data, args.project, out)));
+            let output = args.output.as_deref();
+            return finish(runtime.block_on(data::export(&data, args.project, output)));
         }
         Command::Import(args) => {
             return finish(match (&args.from_healthchecks, &args.file) {
                 (Some(url), _) => {
                     let key = args.api_key.clone().unwrap_or_default();
                     runtime.block_on(migrate::migrate(
-                        &cli.data,
+                        &data,
                         url,
                         &key,
                         args.project,
@@ -186,17 +180,32 @@ pub fn main() -> ExitCode {
                     ))
                 }
                 (None, Some(file)) => {
-                    runtime.block_on(data::import(&cli.data, file, args.project.as_deref()))
+                    runtime.block_on(data::import(&data, file, args.project.as_deref()))
                 }
                 (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&cli.data, &args))),
+        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&data, &args))),
     };
-    if let Err(refused) = runtime.block_on(confirm::confirm(&cli.data, &admin)) {
+    if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
         return finish(refused);
     }
-    finish(runtime.block_on(control::run_admin(&cli.data, admin)))
+    finish(runtime.block_on(control::run_admin(&data, admin)))
+}
+
+/// An error and its causes on one line, each said once. `{:#}` would add every source's
+/// text after the error's own, and errors whose message already includes their source (an
+/// I/O error's "Permission denied", say) would then say it twice.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Prints a command's output and turns its code into the process's exit code. Colours in the
@@ -205,4 +214,28 @@ fn finish(output: AdminOutput) -> ExitCode {
     anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open /d/overdue.redb: {source}")]
+    struct Repeats {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_says_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(libc::EACCES);
+        let e = anyhow::Error::new(Repeats { source: io });
+        assert_eq!(format!("{e:#}").matches("Permission denied").count(), 2);
+        assert_eq!(
+            error_chain(&e),
+            "cannot open /d/overdue.redb: Permission denied (os error 13)"
+        );
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_chain(&e), "outer: inner");
+    }
 }

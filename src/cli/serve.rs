@@ -10,8 +10,8 @@ use clap::Args;
 use tokio::net::TcpListener;
 
 use crate::api::{ApiConfig, App};
-use crate::cli::{LogFormat, control, sd_notify};
-use crate::inbound::InboundConfig;
+use crate::cli::{control, sd_notify};
+use crate::email::InboundConfig;
 use crate::model::Project;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
@@ -29,90 +29,118 @@ use crate::service::{Clock, Service, ServiceConfig};
 /// Where `serve` listens unless told otherwise (also what `doctor` checks).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
 
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Headings of `serve --help` (and sections of overdue-serve(1)).
+const NETWORK: &str = "Network";
+const PUBLIC_URL: &str = "Public URL";
+const LIMITS: &str = "Limits";
+const ALERTS: &str = "Alerts";
+const EMAIL: &str = "Email";
+const STORAGE: &str = "Storage";
+const LOGGING: &str = "Logging and metrics";
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
+    /// Address to listen on. `0.0.0.0:8000` serves the LAN: then set --site-root too.
     #[arg(
         long,
         env = "OVERDUE_LISTEN",
         default_value = DEFAULT_LISTEN,
-        value_name = "ADDR"
+        value_name = "ADDR",
+        help_heading = NETWORK
     )]
     pub listen: String,
-    /// Public base URL for links in API responses [default: http:// + the listen address].
-    #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
-    pub site_root: Option<String>,
-    /// Management API requests per minute per key; 0 turns the limit off.
-    #[arg(long, env = "OVERDUE_API_RATE_LIMIT", default_value_t = DEFAULT_API_RATE_LIMIT, value_name = "N")]
-    pub api_rate_limit: u32,
-    /// Bytes of each ping body that are stored.
-    #[arg(long, env = "OVERDUE_PING_BODY_LIMIT", default_value_t = DEFAULT_PING_BODY_LIMIT, value_name = "N")]
-    pub ping_body_limit: usize,
-    /// Pings kept and listed per check.
-    #[arg(long, env = "OVERDUE_PING_LOG", default_value_t = DEFAULT_PING_LOG, value_name = "N")]
-    pub ping_log: u32,
     /// Trust X-Forwarded-For and X-Forwarded-Proto (only behind a reverse proxy).
-    #[arg(long, env = "OVERDUE_TRUST_PROXY")]
+    #[arg(long, env = "OVERDUE_TRUST_PROXY", help_heading = NETWORK)]
     pub trust_proxy: bool,
-    /// Pings per minute per check; more are answered `OK (rate-limited)` and not recorded. 0 = off.
-    #[arg(
-        long,
-        env = "OVERDUE_PING_RATE_LIMIT",
-        default_value_t = 0,
-        value_name = "N"
-    )]
-    pub ping_rate_limit: u32,
-    /// Outgoing mail server for email channels: `smtp://host:25` (plain),
-    /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtps://user:pass@host:465`.
-    #[arg(
-        long,
-        env = "OVERDUE_SMTP_URL",
-        value_name = "URL",
-        hide_env_values = true
-    )]
-    pub smtp_url: Option<String>,
-    /// From address of alert emails.
-    #[arg(long, env = "OVERDUE_SMTP_FROM", value_name = "ADDRESS")]
-    pub smtp_from: Option<String>,
-    /// Let shell channels run their commands (they run code on this machine).
-    #[arg(long, env = "OVERDUE_ALLOW_SHELL_CHANNELS")]
-    pub allow_shell_channels: bool,
-    /// Tries of one alert before it is given up.
-    #[arg(long, env = "OVERDUE_DELIVERY_TRIES", default_value_t = DEFAULT_DELIVERY_TRIES, value_name = "N")]
-    pub delivery_tries: u32,
-    /// Wait before the first retry of an alert, in seconds; each later wait doubles.
-    #[arg(long, env = "OVERDUE_RETRY_BASE", default_value_t = DEFAULT_RETRY_BASE_SECS, value_name = "SECS")]
-    pub retry_base: u64,
-    /// Longest one delivery attempt may take, in seconds.
-    #[arg(long, env = "OVERDUE_DELIVERY_TIMEOUT", default_value_t = DEFAULT_DELIVERY_TIMEOUT_SECS, value_name = "SECS")]
-    pub delivery_timeout: u64,
     /// HTTP connections served at once; more are answered 503 and closed. Lowered to fit the
     /// file limit if needed.
-    #[arg(long, env = "OVERDUE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    #[arg(long, env = "OVERDUE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N", help_heading = NETWORK)]
     pub max_connections: usize,
     /// Seconds a request head may take (from a new connection, or from its first byte).
-    #[arg(long, env = "OVERDUE_HEADER_TIMEOUT", default_value_t = DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(long, env = "OVERDUE_HEADER_TIMEOUT", default_value_t = DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
     pub header_timeout: u64,
     /// Seconds a kept-alive connection may wait for its next request.
-    #[arg(long, env = "OVERDUE_IDLE_TIMEOUT", default_value_t = DEFAULT_IDLE_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(long, env = "OVERDUE_IDLE_TIMEOUT", default_value_t = DEFAULT_IDLE_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
     pub idle_timeout: u64,
     /// Seconds a request body may take to arrive (408 after).
-    #[arg(long, env = "OVERDUE_BODY_TIMEOUT", default_value_t = DEFAULT_BODY_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(long, env = "OVERDUE_BODY_TIMEOUT", default_value_t = DEFAULT_BODY_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
     pub body_timeout: u64,
     /// Seconds that open requests get to finish at shutdown.
     #[arg(
         long,
         env = "OVERDUE_SHUTDOWN_GRACE",
         default_value_t = 10,
-        value_name = "SECS"
+        value_name = "SECS",
+        help_heading = NETWORK
     )]
     pub shutdown_grace: u64,
+    /// Public base URL of ping URLs and of links in API answers and alerts, an http:// or
+    /// https:// URL [default: http:// + the listen address].
+    #[arg(
+        long,
+        env = "OVERDUE_SITE_ROOT",
+        value_name = "URL",
+        value_parser = site_root_arg,
+        help_heading = PUBLIC_URL
+    )]
+    pub site_root: Option<String>,
+    /// Management API requests per minute per key; 0 turns the limit off.
+    #[arg(long, env = "OVERDUE_API_RATE_LIMIT", default_value_t = DEFAULT_API_RATE_LIMIT, value_name = "N", help_heading = LIMITS)]
+    pub api_rate_limit: u32,
+    /// Pings per minute per check; more are answered `OK (rate-limited)` and not recorded. 0 = off.
+    #[arg(
+        long,
+        env = "OVERDUE_PING_RATE_LIMIT",
+        default_value_t = 0,
+        value_name = "N",
+        help_heading = LIMITS
+    )]
+    pub ping_rate_limit: u32,
+    /// Bytes of each ping body that are stored.
+    #[arg(long, env = "OVERDUE_PING_BODY_LIMIT", default_value_t = DEFAULT_PING_BODY_LIMIT, value_name = "N", help_heading = LIMITS)]
+    pub ping_body_limit: usize,
+    /// Pings kept and listed per check.
+    #[arg(long, env = "OVERDUE_PING_LOG", default_value_t = DEFAULT_PING_LOG, value_name = "N", help_heading = LIMITS)]
+    pub ping_log: u32,
+    /// Let shell channels run their commands (they run code on this machine).
+    #[arg(long, env = "OVERDUE_ALLOW_SHELL_CHANNELS", help_heading = ALERTS)]
+    pub allow_shell_channels: bool,
+    /// Tries of one alert before it is given up.
+    #[arg(long, env = "OVERDUE_DELIVERY_TRIES", default_value_t = DEFAULT_DELIVERY_TRIES, value_name = "N", help_heading = ALERTS)]
+    pub delivery_tries: u32,
+    /// Wait before the first retry of an alert, in seconds; each later wait doubles.
+    #[arg(long, env = "OVERDUE_RETRY_BASE", default_value_t = DEFAULT_RETRY_BASE_SECS, value_name = "SECS", help_heading = ALERTS)]
+    pub retry_base: u64,
+    /// Longest one delivery attempt may take, in seconds.
+    #[arg(long, env = "OVERDUE_DELIVERY_TIMEOUT", default_value_t = DEFAULT_DELIVERY_TIMEOUT_SECS, value_name = "SECS", help_heading = ALERTS)]
+    pub delivery_timeout: u64,
+    /// Outgoing mail server for email channels: `smtp://host:25` (plain),
+    /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtps://user:pass@host:465`.
+    #[arg(
+        long,
+        env = "OVERDUE_SMTP_URL",
+        value_name = "URL",
+        hide_env_values = true,
+        help_heading = EMAIL
+    )]
+    pub smtp_url: Option<String>,
+    /// From address of alert emails.
+    #[arg(long, env = "OVERDUE_SMTP_FROM", value_name = "ADDRESS", help_heading = EMAIL)]
+    pub smtp_from: Option<String>,
     /// Address of the inbound SMTP listener for email pings (off unless given).
     #[arg(
         long,
         env = "OVERDUE_SMTP_LISTEN",
         value_name = "ADDR",
-        requires = "ping_email_domain"
+        requires = "ping_email_domain",
+        help_heading = EMAIL
     )]
     pub smtp_listen: Option<String>,
     /// Domain of email ping addresses (`<uuid>@DOMAIN`, `<ping-key>+<slug>@DOMAIN`).
@@ -120,16 +148,33 @@ pub struct ServeArgs {
         long,
         env = "OVERDUE_PING_EMAIL_DOMAIN",
         value_name = "DOMAIN",
-        requires = "smtp_listen"
+        requires = "smtp_listen",
+        help_heading = EMAIL
     )]
     pub ping_email_domain: Option<String>,
     /// Seconds the data file may refuse writes (a full disk, an unwritable file) before the
     /// service gives up and exits non-zero for its supervisor to restart it; 0 = never.
-    #[arg(long, env = "OVERDUE_STORAGE_GIVE_UP", default_value_t = STORAGE_GIVE_UP_SECS, value_name = "SECS")]
+    #[arg(long, env = "OVERDUE_STORAGE_GIVE_UP", default_value_t = STORAGE_GIVE_UP_SECS, value_name = "SECS", help_heading = STORAGE)]
     pub storage_give_up: u64,
+    /// How the log is written to stderr: readable text, or one JSON object per line. The level
+    /// comes from OVERDUE_LOG (error, warn, info, debug, trace; default info).
+    #[arg(
+        long,
+        env = "OVERDUE_LOG_FORMAT",
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t = LogFormat::Text,
+        help_heading = LOGGING
+    )]
+    pub log_format: LogFormat,
     /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
-    #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN")]
+    #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN", help_heading = LOGGING)]
     pub metrics_token: Option<String>,
+}
+
+/// `--site-root`'s check: an http:// or https:// URL with a host (clap exits 2 otherwise).
+fn site_root_arg(root: &str) -> Result<String, String> {
+    crate::model::site_root::parse(root).map_err(|e| e.to_string())
 }
 
 fn init_logging(format: LogFormat) {
@@ -225,8 +270,8 @@ pub fn first_start_keys(project: &Project, rw: &NewKey, ro: &NewKey, site_root: 
 }
 
 /// Runs the service until a shutdown signal.
-pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyhow::Result<()> {
-    init_logging(log_format);
+pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -241,10 +286,10 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
         ),
         None => None,
     };
-    let site_root = args
-        .site_root
-        .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
+    let (site_root, unusable) = crate::model::site_root::effective(addr, args.site_root.as_deref());
+    if let Some(warning) = unusable {
+        tracing::warn!("{warning}");
+    }
     let config = ServiceConfig {
         site_root: Some(site_root.clone()),
         ping_body_limit: args.ping_body_limit,
@@ -262,6 +307,8 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
                 .then(|| Duration::from_secs(args.storage_give_up)),
             ..StoragePolicy::default()
         },
+        listen: Some(addr.to_string()),
+        ping_email_domain: args.ping_email_domain.clone(),
     };
     let service = Arc::new(Service::open(&data, config, Clock::System)?);
     if let Some((project, rw, ro)) = service.ensure_default_project().await? {
@@ -270,7 +317,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
     let control_listener = control::bind(&data)
         .with_context(|| format!("cannot create the control socket in {}", data.display()))?;
     let control_task = tokio::spawn(control::serve(control_listener, service.clone()));
-    let prune_task = tokio::spawn(crate::ping::prune::run(service.clone()));
+    let prune_task = tokio::spawn(crate::monitor::prune::run(service.clone()));
     let fold_task = tokio::spawn(crate::service::journal::run(service.clone()));
     let retention_task = tokio::spawn(crate::monitor::retention::run(service.clone()));
     let monitor_task = crate::monitor::start(service.clone());
@@ -288,7 +335,7 @@ pub async fn run(data: PathBuf, args: ServeArgs, log_format: LogFormat) -> anyho
         if let Ok(smtp_addr) = smtp.local_addr() {
             tracing::info!("email pings: SMTP on {smtp_addr} for *@{domain}");
         }
-        tasks.push(tokio::spawn(crate::inbound::serve(
+        tasks.push(tokio::spawn(crate::email::serve(
             smtp,
             service.clone(),
             InboundConfig::new(domain.clone()),

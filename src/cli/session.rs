@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::admin::{AdminCommand, AdminOutput};
+use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control::{Conn, Endpoint};
 use crate::service::transfer::{ExportPlan, ImportPlan, ImportReport, PART};
 use crate::service::{Service, ServiceError};
@@ -56,10 +56,14 @@ pub enum ExportPiece {
     Failed(AdminOutput),
 }
 
-fn counts(c: crate::service::transfer::Counts) -> String {
+/// `1 project, 2 API keys, 1 channel, 5 checks`.
+pub fn counts(c: crate::service::transfer::Counts) -> String {
     format!(
-        "{} projects, {} API keys, {} channels, {} checks",
-        c.projects, c.keys, c.channels, c.checks
+        "{}, {}, {}, {}",
+        count(c.projects, "project"),
+        count(c.keys, "API key"),
+        count(c.channels, "channel"),
+        count(c.checks, "check")
     )
 }
 

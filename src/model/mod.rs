@@ -4,12 +4,16 @@
 pub mod badge;
 pub mod channel;
 pub mod check;
+pub mod classify;
+pub mod json;
 pub mod limits;
 pub mod metrics;
 pub mod outbox;
 pub mod ping;
 pub mod project;
 pub mod ratelimit;
+pub mod signal;
+pub mod site_root;
 pub mod slug;
 pub mod spec;
 pub mod time;

@@ -1,9 +1,12 @@
-//! Pings (one recorded request to a ping URL) and flips (a change of stored status).
+//! Pings (one recorded request to a ping URL) and flips (a change of stored status), and the
+//! status machine that turns them into each other: every change of a check's stored status
+//! (a ping, a deadline passing, pause and resume) goes through [`change`] here, so none is
+//! made without its flip.
 
 use jiff::Timestamp;
 use uuid::Uuid;
 
-use crate::model::check::StoredStatus;
+use crate::model::check::{Check, Status, StoredStatus};
 
 /// What a ping did, after classification (reference-behavior §4.3-4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +66,7 @@ pub struct Flip {
 /// the URL, the method and keyword filters; a paused check with `manual_resume` turns it into
 /// [`PingKind::Ignored`] here, because that rule beats every other.
 pub fn record(
-    check: &mut crate::model::Check,
+    check: &mut Check,
     kind: PingKind,
     rid: Option<Uuid>,
     now: Timestamp,
@@ -98,18 +101,8 @@ pub fn record(
                 StoredStatus::Up
             };
             if new_status != check.status {
-                flip = Some(Flip {
-                    check: check.uuid,
-                    created: now,
-                    old_status: check.status,
-                    new_status,
-                    reason: if kind == PingKind::Fail {
-                        "fail".into()
-                    } else {
-                        String::new()
-                    },
-                });
-                check.status = new_status;
+                let reason = if kind == PingKind::Fail { "fail" } else { "" };
+                flip = Some(change(check, new_status, now, reason));
             }
         }
         PingKind::Log | PingKind::Ignored => {}
@@ -118,10 +111,42 @@ pub fn record(
     (kind, check.n_pings, flip)
 }
 
+/// Moves `check` to `new_status` and answers the flip that records the change, stamped `at`
+/// with `reason` (`""`, `"fail"` or `"timeout"`).
+fn change(check: &mut Check, new_status: StoredStatus, at: Timestamp, reason: &str) -> Flip {
+    let flip = Flip {
+        check: check.uuid,
+        created: at,
+        old_status: check.status,
+        new_status,
+        reason: reason.into(),
+    };
+    check.status = new_status;
+    flip
+}
+
+/// Takes a check down whose deadline has passed at `now` (reference-behavior §5.2): the flip is
+/// stamped with the moment the check became due, not `now`. None when the check is down
+/// already or not overdue after all (pinged, rescheduled or paused meanwhile).
+pub fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
+    if check.status == StoredStatus::Down || check.status_at(now, false) != Status::Down {
+        return None;
+    }
+    let at = check.alert_after()?;
+    Some(change(check, StoredStatus::Down, at, "timeout"))
+}
+
+/// Pause or resume: the new stored status with its flip (silent: no reason); a running start
+/// is dropped.
+pub fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp) -> Flip {
+    check.last_start = None;
+    check.last_start_rid = None;
+    change(check, status, now, "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Check;
 
     fn ts(s: &str) -> Timestamp {
         s.parse().expect("ts")
@@ -151,6 +176,47 @@ mod tests {
         let (_, n, flip) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:02:00Z"));
         assert_eq!(n, 2);
         assert!(flip.is_none(), "up -> up is no flip");
+    }
+
+    #[test]
+    fn a_passed_deadline_flips_down_stamped_when_it_passed() {
+        let mut c = check();
+        c.timeout = 60;
+        c.grace = 60;
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:00Z"));
+        assert!(
+            time_out(&mut c, ts("2020-01-01T00:01:59Z")).is_none(),
+            "in grace"
+        );
+        let flip = time_out(&mut c, ts("2020-01-01T00:05:00Z")).expect("overdue");
+        assert_eq!(flip.created, ts("2020-01-01T00:02:00Z"));
+        assert_eq!(
+            (flip.old_status, flip.new_status, flip.reason.as_str()),
+            (StoredStatus::Up, StoredStatus::Down, "timeout")
+        );
+        assert_eq!(c.status, StoredStatus::Down);
+        assert!(
+            time_out(&mut c, ts("2020-01-01T00:06:00Z")).is_none(),
+            "down already"
+        );
+    }
+
+    #[test]
+    fn pause_drops_a_running_start_and_flips_silently() {
+        let mut c = check();
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:00Z"));
+        record(&mut c, PingKind::Start, None, ts("2020-01-01T00:00:10Z"));
+        let flip = set_status(&mut c, StoredStatus::Paused, ts("2020-01-01T00:00:20Z"));
+        assert_eq!(
+            (flip.old_status, flip.new_status, flip.reason.as_str()),
+            (StoredStatus::Up, StoredStatus::Paused, "")
+        );
+        assert_eq!(flip.created, ts("2020-01-01T00:00:20Z"));
+        assert_eq!((c.status, c.last_start), (StoredStatus::Paused, None));
+        assert!(
+            time_out(&mut c, ts("2021-01-01T00:00:00Z")).is_none(),
+            "paused"
+        );
     }
 
     #[test]

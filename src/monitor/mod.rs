@@ -5,20 +5,18 @@
 //! its alerts are queued in the same transaction.
 
 pub mod deadlines;
+pub mod prune;
 pub mod retention;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::Timestamp;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::model::time::to_micros;
-use crate::model::{Flip, Status, StoredStatus};
-use crate::service::flips::record_flip;
+use crate::service::Service;
 use crate::service::writer::DeadlineUpdate;
-use crate::service::{Service, ServiceError, WriteCtx};
 pub use deadlines::Deadlines;
 
 /// Checks handled per write job when many go down at once.
@@ -57,7 +55,7 @@ async fn run(
         let due = deadlines.pop_due(to_micros(now), DOWN_BATCH);
         if !due.is_empty() {
             let checks: Vec<Uuid> = due.iter().map(|(_, c)| *c).collect();
-            match service.write(move |ctx| go_down(ctx, &checks)).await {
+            match service.time_out(checks).await {
                 Ok(()) => failing = false,
                 Err(e) => {
                     // Nothing was stored, so the checks are still due: put them back and try
@@ -105,33 +103,4 @@ async fn run(
             () = tokio::time::sleep(sleep) => {}
         }
     }
-}
-
-/// Takes each check down whose time has come (§5.2). A check that is not down after all (it
-/// was pinged, rescheduled or paused meanwhile) is only rescheduled.
-fn go_down(ctx: &mut WriteCtx<'_>, checks: &[Uuid]) -> Result<(), ServiceError> {
-    for uuid in checks {
-        ctx.touch(*uuid);
-        let now: Timestamp = ctx.now;
-        let Some(check) = ctx.state.check_mut(uuid) else {
-            continue;
-        };
-        if check.status == StoredStatus::Down || check.status_at(now, false) != Status::Down {
-            continue;
-        }
-        let Some(at) = check.alert_after() else {
-            continue;
-        };
-        let flip = Flip {
-            check: *uuid,
-            created: at,
-            old_status: check.status,
-            new_status: StoredStatus::Down,
-            reason: "timeout".into(),
-        };
-        check.status = StoredStatus::Down;
-        ctx.txn.put_check(check, Some(&check.slug))?;
-        record_flip(ctx, &flip)?;
-    }
-    Ok(())
 }

@@ -17,14 +17,14 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
-use crate::api::json::{Urls, check_json};
+use crate::model::json::{Urls, check_json};
 use crate::model::limits::DELIVERIES_IN_FLIGHT_PER_CHANNEL;
 use crate::model::outbox::{REPEAT_REASON, retry_at};
-use crate::model::time::from_micros;
-use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry, StoredStatus, Tries};
+use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry, StoredStatus};
 use crate::notify::message::{Event, LastPing, Message};
 use crate::notify::transport::{Attempt, TransportError};
 use crate::notify::{NotifyError, Transports, notifier};
+use crate::service::reads::PingWithBody;
 use crate::service::{Service, ServiceError};
 
 /// Longest sleep when nothing is scheduled: a stepped wall clock is noticed this often.
@@ -118,7 +118,7 @@ async fn queue_and_start(
         Ok(next) => *wake = earliest(*wake, next),
         Err(e) => tracing::error!("cannot queue repeat alerts: {e}"),
     }
-    match service.store().outbox_pending() {
+    match service.outbox_pending() {
         Err(e) => {
             tracing::error!("cannot read the outbox: {e}");
             *wake = earliest(*wake, Some(now + SignedDuration::from_secs(1)));
@@ -164,22 +164,15 @@ async fn queue_due_repeats(
     service: &Service,
     now: Timestamp,
 ) -> Result<Option<Timestamp>, ServiceError> {
-    let repeats = service.store().repeats()?;
-    let now_us = now.as_microsecond();
+    let repeats = service.repeats()?;
     let due: Vec<(Uuid, Uuid)> = repeats
         .iter()
-        .filter(|(_, _, at)| *at <= now_us)
-        .map(|(check, channel, _)| (*check, *channel))
+        .filter(|r| r.due <= now)
+        .map(|r| (r.check, r.channel))
         .collect();
-    let next = repeats
-        .iter()
-        .filter(|(_, _, at)| *at > now_us)
-        .map(|(_, _, at)| from_micros(*at))
-        .min();
+    let next = repeats.iter().map(|r| r.due).filter(|&at| at > now).min();
     if !due.is_empty() {
-        service
-            .write(move |ctx| crate::service::flips::queue_repeats(ctx, &due))
-            .await?;
+        service.queue_repeats(due).await?;
     }
     Ok(next)
 }
@@ -190,13 +183,7 @@ async fn deliver(service: &Service, transports: &Transports, entry: OutboxEntry,
     let Some((channel, message)) = prepare_message(service, &entry).await else {
         // The check or the channel was removed after the alert was queued.
         tracing::info!(seq, channel = %entry.channel, check = %entry.check, "alert dropped: its check or channel no longer exists");
-        let dropped = service
-            .write(move |ctx| {
-                ctx.txn.delete_outbox(seq)?;
-                Ok(())
-            })
-            .await;
-        if let Err(e) = dropped {
+        if let Err(e) = service.drop_alert(seq).await {
             tracing::error!(seq, "cannot drop the alert: {e}");
         }
         return;
@@ -207,12 +194,7 @@ async fn deliver(service: &Service, transports: &Transports, entry: OutboxEntry,
         Ok(out) => transports.send(&out).await,
         Err(NotifyError::Skip) => {
             // Nothing to send for this direction (e.g. a webhook without an up URL).
-            let _ = service
-                .write(move |ctx| {
-                    ctx.txn.delete_outbox(seq)?;
-                    Ok(())
-                })
-                .await;
+            let _ = service.drop_alert(seq).await;
             return;
         }
         Err(e) => Attempt {
@@ -239,26 +221,7 @@ async fn deliver(service: &Service, transports: &Transports, entry: OutboxEntry,
     };
     log_delivery(&channel, &message, &delivery, next);
     service.metrics().record_delivery(delivery.ok());
-    let recorded = service
-        .write(move |ctx| {
-            // A channel removed meanwhile keeps no history (its deletion took it).
-            if ctx.state.channel(&delivery.channel).is_some() {
-                ctx.txn.put_delivery(&delivery)?;
-            }
-            match next {
-                Some(next) => ctx.txn.put_tries(
-                    seq,
-                    &Tries {
-                        done: attempt_no,
-                        next,
-                    },
-                )?,
-                None => ctx.txn.delete_outbox(seq)?,
-            }
-            Ok(())
-        })
-        .await;
-    if let Err(e) = recorded {
+    if let Err(e) = service.record_delivery(delivery, next).await {
         tracing::error!(seq, "cannot record a delivery attempt: {e}");
     }
 }
@@ -268,19 +231,19 @@ fn log_delivery(channel: &Channel, msg: &Message, d: &Delivery, next: Option<Tim
     if d.ok() {
         tracing::info!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivered in {ms} ms"
         );
     } else if let Some(next) = next {
         tracing::warn!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivery failed in {ms} ms: {}; next try at {next}", d.error
         );
     } else {
         tracing::error!(
             channel = %channel.name, kind = channel.kind(), check = %msg.display_name(),
-            event = msg.status(), attempt = d.attempt, code = ?d.code,
+            event = msg.status(), attempt = d.attempt, code = d.code,
             "alert delivery failed in {ms} ms: {}; giving up", d.error
         );
     }
@@ -326,19 +289,13 @@ async fn last_ping(
     if check.n_pings == 0 {
         return Ok(None);
     }
-    service.fold_journal_for(&check.uuid).await?;
-    let store = service.store();
-    let Some(ping) = store
-        .pings(check.uuid, PINGS_SCANNED)?
-        .into_iter()
-        .find(|p| p.created <= at)
+    let Some(PingWithBody { ping, body }) = service
+        .ping_at_or_before(check.uuid, at, PINGS_SCANNED)
+        .await?
     else {
         return Ok(None);
     };
-    let body = store
-        .ping_body(check.uuid, ping.n)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let body = String::from_utf8_lossy(&body).into_owned();
     Ok(Some(LastPing {
         at: ping.created,
         kind: ping.kind,
@@ -453,15 +410,7 @@ pub async fn send_test(
         gave_up: false,
     };
     log_delivery(channel, &msg, &delivery, None);
-    let record = delivery.clone();
-    service
-        .write(move |ctx| {
-            if ctx.state.channel(&record.channel).is_some() {
-                ctx.txn.put_delivery(&record)?;
-            }
-            Ok(())
-        })
-        .await?;
+    service.record_test_delivery(delivery.clone()).await?;
     Ok(delivery)
 }
 

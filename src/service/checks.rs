@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 
 use uuid::Uuid;
 
+use crate::model::ping::set_status;
 use crate::model::spec::{self, CheckSpec, UniqueField};
-use crate::model::{ApiVersion, Check, Flip, StoredStatus};
+use crate::model::{ApiVersion, Check, StoredStatus};
 use crate::service::flips::record_flip;
 use crate::service::{Service, ServiceError, State, WriteCtx};
 
@@ -158,16 +159,7 @@ fn change_status(
     mut check: Check,
     status: StoredStatus,
 ) -> Result<Check, ServiceError> {
-    let flip = Flip {
-        check: check.uuid,
-        created: ctx.now,
-        old_status: check.status,
-        new_status: status,
-        reason: String::new(),
-    };
-    check.status = status;
-    check.last_start = None;
-    check.last_start_rid = None;
+    let flip = set_status(&mut check, status, ctx.now);
     ctx.txn.put_check(&check, Some(&check.slug))?;
     ctx.state.put_check(check.clone());
     record_flip(ctx, &flip)?;

@@ -7,8 +7,9 @@
 use uuid::Uuid;
 
 use crate::model::outbox::REPEAT_REASON;
+use crate::model::ping::time_out;
 use crate::model::{Flip, OutboxEntry, StoredStatus};
-use crate::service::{ServiceError, WriteCtx};
+use crate::service::{Service, ServiceError, WriteCtx};
 
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
 pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), ServiceError> {
@@ -106,4 +107,28 @@ pub(crate) fn queue_repeats(
         ctx.alerts_queued();
     }
     Ok(())
+}
+
+impl Service {
+    /// Takes each of `checks` down whose time has come (reference-behavior §5.2), with its
+    /// flip and alerts, in one transaction. A check that is not down after all (pinged,
+    /// rescheduled or paused meanwhile) is only rescheduled. Called by the deadline engine.
+    pub async fn time_out(&self, checks: Vec<Uuid>) -> Result<(), ServiceError> {
+        self.write(move |ctx| {
+            for uuid in &checks {
+                ctx.touch(*uuid);
+                let now = ctx.now;
+                let Some(check) = ctx.state.check_mut(uuid) else {
+                    continue;
+                };
+                let Some(flip) = time_out(check, now) else {
+                    continue;
+                };
+                ctx.txn.put_check(check, Some(&check.slug))?;
+                record_flip(ctx, &flip)?;
+            }
+            Ok(())
+        })
+        .await
+    }
 }

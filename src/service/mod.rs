@@ -8,12 +8,16 @@ pub mod admin;
 pub mod auth;
 pub mod checks;
 pub mod clock;
+mod deliveries;
 pub(crate) mod flips;
 pub mod health;
 pub mod journal;
+#[cfg(test)]
+mod journal_tests;
 pub mod metrics;
 pub mod migrate;
 pub mod pings;
+pub mod reads;
 pub mod state;
 pub mod transfer;
 pub mod writer;
@@ -44,6 +48,10 @@ pub struct ServiceConfig {
     pub notify: crate::notify::NotifyConfig,
     /// What the writer does while the data file does not take writes.
     pub storage: health::StoragePolicy,
+    /// The address `serve` listens on and the domain of email pings: the service does not use
+    /// them, but reports them to `doctor`. `None` when an admin command opened the file.
+    pub listen: Option<String>,
+    pub ping_email_domain: Option<String>,
 }
 
 impl Default for ServiceConfig {
@@ -54,6 +62,8 @@ impl Default for ServiceConfig {
             ping_log: DEFAULT_PING_LOG,
             notify: crate::notify::NotifyConfig::default(),
             storage: health::StoragePolicy::default(),
+            listen: None,
+            ping_email_domain: None,
         }
     }
 }
@@ -198,7 +208,21 @@ impl Service {
         config: ServiceConfig,
         clock: Clock,
     ) -> Result<Service, StoreError> {
-        let store = Arc::new(Store::open(data_dir)?);
+        Service::start(Store::open(data_dir)?, config, clock)
+    }
+
+    /// Like [`Service::open`], but a directory without a data file is an error
+    /// ([`StoreError::NoDataFile`]) instead of a new, empty database.
+    pub fn open_existing(
+        data_dir: &Path,
+        config: ServiceConfig,
+        clock: Clock,
+    ) -> Result<Service, StoreError> {
+        Service::start(Store::open_existing(data_dir)?, config, clock)
+    }
+
+    fn start(store: Store, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
+        let store = Arc::new(store);
         let badge_secret = load_or_create_secret(&store, "badge_secret")?;
         let site_root = match &config.site_root {
             Some(root) => {
@@ -329,7 +353,8 @@ impl Service {
         &self.config
     }
 
-    pub fn store(&self) -> &Store {
+    /// The data file. Only the service reads it: see [`reads`] for what others may read.
+    fn store(&self) -> &Store {
         &self.store
     }
 

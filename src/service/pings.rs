@@ -6,11 +6,11 @@
 use bytes::Bytes;
 use uuid::Uuid;
 
+use crate::model::classify::{EmailText, classify_email, classify_http};
 use crate::model::ping::record;
+use crate::model::signal::{Signal, Target};
 use crate::model::spec::{check_name, check_slug};
 use crate::model::{Check, Ping};
-use crate::ping::classify::{EmailText, classify_email, classify_http};
-use crate::ping::route::{Signal, Target};
 use crate::service::checks::resolve_channels;
 use crate::service::flips::record_flip;
 use crate::service::metrics::PingSource;

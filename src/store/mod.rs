@@ -6,6 +6,7 @@
 //! badge keys, links) in step with the records; reads of pings and flips open their own read
 //! transactions.
 
+pub mod access;
 mod backup;
 pub mod keys;
 pub mod records;
@@ -86,6 +87,13 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The operating system refused access to the directory, the file or the socket: who
+    /// owns it and what to do. Not a wrapped source, so a printed error chain says it once.
+    #[error("{0}")]
+    Denied(Box<access::AccessDenied>),
+    /// A command that must not create a data file found none.
+    #[error("{} holds no data file ({DB_FILE})", .0.display())]
+    NoDataFile(PathBuf),
     #[error("cannot write the backup {path}: {source}")]
     Backup {
         path: PathBuf,
@@ -114,7 +122,10 @@ impl StoreError {
     /// refuses every operation until the database is reopened ([`Store::reopen`]).
     pub fn is_io(&self) -> bool {
         match self {
-            StoreError::Closed | StoreError::Io { .. } | StoreError::Open { .. } => true,
+            StoreError::Closed
+            | StoreError::Io { .. }
+            | StoreError::Open { .. }
+            | StoreError::Denied(_) => true,
             StoreError::Db(e) => matches!(
                 e,
                 redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed
@@ -195,7 +206,18 @@ impl Store {
     /// Opens (creating if needed) the data file in `dir`. The directory is created with mode
     /// 0700 and the file with 0600; the process then holds redb's exclusive lock on it.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        if !dir.exists() {
+        Store::open_with(dir, true).map_err(explain_refusal)
+    }
+
+    /// Opens the data file in `dir`, creating nothing: a directory without one is
+    /// [`StoreError::NoDataFile`]. Admin commands use this, so one run in the wrong directory
+    /// does not leave an empty database there.
+    pub fn open_existing(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(dir, false).map_err(explain_refusal)
+    }
+
+    fn open_with(dir: &Path, create: bool) -> Result<Store, StoreError> {
+        if create && !dir.exists() {
             DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
@@ -208,6 +230,9 @@ impl Store {
             // every key, check and channel would be gone without a word.
             Ok(meta) if meta.len() == 0 => return Err(StoreError::EmptyFile(path)),
             Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
+                return Err(StoreError::NoDataFile(dir.to_path_buf()));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Created with its final mode, then at once filled in by redb below.
                 OpenOptions::new()
@@ -547,6 +572,21 @@ fn open_database(dir: &Path, path: &Path) -> Result<Database, StoreError> {
             })
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// A permission refusal while opening, as the error that says whose the path is and what to
+/// do; other errors as they are.
+fn explain_refusal(e: StoreError) -> StoreError {
+    let denied = match &e {
+        StoreError::Io { path, source } | StoreError::Open { path, source } => {
+            access::AccessDenied::from_io(path, source)
+        }
+        _ => None,
+    };
+    match denied {
+        Some(d) => StoreError::Denied(Box::new(d)),
+        None => e,
     }
 }
 

@@ -15,11 +15,11 @@ use tokio::sync::oneshot;
 /// or a `POST` carrying `body` when one is given; for tests that drive the service directly.
 pub fn ping_request(
     check: uuid::Uuid,
-    signal: overdue::ping::route::Signal,
+    signal: overdue::model::signal::Signal,
     body: &'static [u8],
 ) -> overdue::service::pings::PingRequest {
     overdue::service::pings::PingRequest {
-        target: overdue::ping::route::Target::Uuid(check),
+        target: overdue::model::signal::Target::Uuid(check),
         create: false,
         signal,
         method: if body.is_empty() { "GET" } else { "POST" }.into(),

@@ -16,6 +16,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_overdue");
 /// cleared so the caller's shell cannot leak in.
 pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_DATA",
+    "OVERDUE_PACKAGED_DATA",
     "OVERDUE_LISTEN",
     "OVERDUE_SITE_ROOT",
     "OVERDUE_API_RATE_LIMIT",
@@ -36,6 +37,11 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_HEADER_TIMEOUT",
     "OVERDUE_IDLE_TIMEOUT",
     "OVERDUE_BODY_TIMEOUT",
+    "OVERDUE_SMTP_FROM",
+    "OVERDUE_ALLOW_SHELL_CHANNELS",
+    "OVERDUE_DELIVERY_TRIES",
+    "OVERDUE_RETRY_BASE",
+    "OVERDUE_DELIVERY_TIMEOUT",
     "NOTIFY_SOCKET",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
@@ -319,6 +325,37 @@ impl Ran {
         );
         self.stdout
     }
+}
+
+/// An export with nothing in it: importing it makes a data directory with an empty data file.
+pub const EMPTY_DUMP: &str = r#"{"format": "overdue-export", "version": 1,
+    "exported_at": "2026-01-01T00:00:00Z", "badge_secret": "00", "projects": []}"#;
+
+/// Makes `data` a data directory with an empty data file, as importing an empty export does:
+/// admin commands other than `import` refuse a directory without one, and `serve` would add
+/// a `default` project.
+pub fn init_data(data: &Path) {
+    let mut child = base_command()
+        .arg("--data")
+        .arg(data)
+        .args(["import", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run overdue import");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(EMPTY_DUMP.as_bytes())
+        .expect("write the export");
+    let out = child.wait_with_output().expect("overdue import");
+    assert!(
+        out.status.success(),
+        "init_data: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Runs `overdue --data DATA ARGS...` to its end.

@@ -1,14 +1,14 @@
 //! The SMTP conversation of the inbound listener as a pure state machine: it takes command
 //! lines and message lines (without their line ending) and answers with the reply to send.
-//! No I/O, no clock: the listener (`inbound::listen`) owns the socket and the timeouts.
+//! No I/O, no clock: the listener (`email::listen`) owns the socket and the timeouts.
 //!
 //! Only what an email ping needs: HELO/EHLO, MAIL (with the SIZE parameter), RCPT, DATA, RSET,
 //! NOOP, VRFY, HELP, QUIT. No relaying, no STARTTLS, no AUTH: every recipient must be a ping
-//! address of our own domain (`inbound::address`).
+//! address of our own domain (`email::address`).
 
-use crate::inbound::address::{RecipientError, parse_recipient};
+use crate::email::address::{RecipientError, parse_recipient};
 use crate::model::limits::{SMTP_MAX_ERRORS, SMTP_MAX_RECIPIENTS};
-use crate::ping::route::Target;
+use crate::model::signal::Target;
 
 /// One reply: a code and one or more text lines.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,9 +1,16 @@
 //! `overdue doctor`: looks at what a running service depends on (the data directory and its
-//! permissions, free disk, the clock, the SMTP server, the listen address) and states each
-//! problem in one plain sentence with its fix. Exit code 0 when nothing is wrong, 1 otherwise.
+//! permissions, free disk, the clock, the public URL, the SMTP server, the listen address,
+//! whether alerts reach anyone) and states each problem in one plain sentence with its fix.
+//! Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
+//!
+//! When a service runs on the data directory, `doctor` checks the settings it runs with (asked
+//! through the control socket, see [`settings`]), not the flags of the shell it was started
+//! from; otherwise the flags and environment `serve` would read.
 //!
 //! The judgements are plain functions of gathered facts (unit-tested below); gathering the
 //! facts is the only I/O.
+
+pub mod settings;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -14,13 +21,15 @@ use std::time::Duration;
 use clap::Args;
 use jiff::Timestamp;
 
-use crate::cli::admin::{AdminCommand, AdminOutput};
+use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control;
+use crate::cli::health::local_address;
 use crate::model::limits::{
     DOCTOR_CLOCK_SLACK_SECS, DOCTOR_MIN_FREE_BYTES, DOCTOR_NET_TIMEOUT_SECS,
 };
 use crate::service::Service;
 use crate::store::DB_FILE;
+use settings::Settings;
 
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
@@ -40,12 +49,20 @@ pub struct DoctorArgs {
         hide_env_values = true
     )]
     pub smtp_url: Option<String>,
+    /// The From address of alert emails.
+    #[arg(long, env = "OVERDUE_SMTP_FROM", value_name = "ADDRESS")]
+    pub smtp_from: Option<String>,
+    /// The public base URL `serve` is given [default: http:// + the listen address].
+    #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
+    pub site_root: Option<String>,
 }
 
-/// One finding: fine (what was seen) or a problem (what is wrong and how to fix it).
+/// One finding: fine (what was seen), a warning (works, but maybe not as meant) or a problem
+/// (what is wrong and how to fix it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
     Ok(String),
+    Warning(String),
     Problem(String),
 }
 
@@ -234,7 +251,11 @@ fn probe_smtp(url: &str) -> Finding {
 /// Whether an overdue service answers on `addr`, else whether `addr` can be bound.
 async fn probe_listen(addr: &str) -> Finding {
     crate::tls::install_provider();
-    let url = format!("http://{addr}/api/v3/status/");
+    // A service on every address (0.0.0.0) answers on the loopback address.
+    let asked = addr
+        .parse()
+        .map_or_else(|_| addr.to_string(), |a| local_address(a).to_string());
+    let url = format!("http://{asked}/api/v3/status/");
     if let Ok(client) = reqwest::Client::builder()
         .timeout(Duration::from_secs(DOCTOR_NET_TIMEOUT_SECS))
         .build()
@@ -324,6 +345,51 @@ pub fn newest_time(service: &Service) -> AdminOutput {
     AdminOutput::ok(newest.map(|t| format!("{t}\n")).unwrap_or_default())
 }
 
+/// The settings `serve` would run with from `doctor`'s flags and environment, with the facts
+/// of the data file (when there is one).
+async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let mut settings = Settings::default();
+    if data.join(DB_FILE).exists() {
+        let out = control::run_admin(data, AdminCommand::Settings).await;
+        match serde_json::from_str::<Settings>(out.stdout.trim()) {
+            Ok(facts) if out.code == 0 => settings = facts,
+            _ => findings.push(Finding::Problem(format!(
+                "cannot read the data file: {}",
+                out.stderr.trim().trim_start_matches("overdue: ")
+            ))),
+        }
+    }
+    let site_root = match (&args.site_root, args.listen.parse()) {
+        (Some(root), _) => root.clone(),
+        (None, Ok(addr)) => crate::model::site_root::effective(addr, None).0,
+        (None, Err(_)) => format!("http://{}", args.listen),
+    };
+    let settings = Settings {
+        listen: Some(args.listen.clone()),
+        site_root,
+        smtp_url: args.smtp_url.clone(),
+        smtp_from: args.smtp_from.clone(),
+        ..settings
+    };
+    (settings, findings)
+}
+
+/// The settings of the service running on `data`, if one runs.
+async fn settings_of_running(data: &Path) -> Option<Result<Settings, Finding>> {
+    let out = control::ask_running(data, &AdminCommand::Settings).await?;
+    let parsed = serde_json::from_str::<Settings>(out.stdout.trim());
+    Some(match parsed {
+        Ok(settings) if out.code == 0 => Ok(settings),
+        _ => Err(Finding::Problem(format!(
+            "the service running on {} did not tell the settings it runs with ({}); if it is \
+             an older version, restart it after upgrading",
+            data.display(),
+            out.stderr.trim().trim_start_matches("overdue: ")
+        ))),
+    })
+}
+
 /// Runs every check; the report and the exit code.
 pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
     let mut findings = judge_dir(&dir_facts(data));
@@ -335,20 +401,35 @@ pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
             root.display()
         )),
     });
+    let settings = match settings_of_running(data).await {
+        Some(Ok(settings)) => {
+            findings.push(Finding::Ok(format!(
+                "a service runs on {}; checking the settings it runs with, not this shell's",
+                data.display()
+            )));
+            settings
+        }
+        Some(Err(problem)) => {
+            findings.push(problem);
+            let (settings, problems) = settings_from_flags(data, args).await;
+            findings.extend(problems);
+            settings
+        }
+        None => {
+            let (settings, problems) = settings_from_flags(data, args).await;
+            findings.extend(problems);
+            settings
+        }
+    };
     let newest = if data.join(DB_FILE).exists() {
         let out = control::run_admin(data, AdminCommand::NewestTime).await;
-        if out.code != 0 {
-            findings.push(Finding::Problem(format!(
-                "cannot read the data file: {}",
-                out.stderr.trim().trim_start_matches("overdue: ")
-            )));
-        }
         out.stdout.trim().parse::<Timestamp>().ok()
     } else {
         None
     };
     findings.push(judge_clock(Timestamp::now(), newest));
-    findings.push(match &args.smtp_url {
+    findings.push(settings::judge_site_root(&settings.site_root));
+    findings.push(match &settings.smtp_url {
         Some(url) => {
             let url = url.clone();
             tokio::task::spawn_blocking(move || probe_smtp(&url))
@@ -359,27 +440,38 @@ pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
             Finding::Ok("no SMTP server configured (OVERDUE_SMTP_URL); email alerts are off".into())
         }
     });
-    findings.push(probe_listen(&args.listen).await);
+    findings.extend(settings::judge_alerts(&settings));
+    if let Some(listen) = &settings.listen {
+        findings.push(probe_listen(listen).await);
+    }
     render(&findings)
 }
 
 pub fn render(findings: &[Finding]) -> AdminOutput {
     let mut out = String::new();
-    let mut problems = 0;
+    let (mut problems, mut warnings) = (0, 0);
     for f in findings {
         match f {
             Finding::Ok(s) => out.push_str(&format!("ok       {s}\n")),
+            Finding::Warning(s) => {
+                warnings += 1;
+                out.push_str(&format!("warning  {s}\n"));
+            }
             Finding::Problem(s) => {
                 problems += 1;
                 out.push_str(&format!("PROBLEM  {s}\n"));
             }
         }
     }
+    let warned = match warnings {
+        0 => String::new(),
+        n => format!(", {}", count(n, "warning")),
+    };
     if problems == 0 {
-        out.push_str("no problems found\n");
+        out.push_str(&format!("no problems found{warned}\n"));
         AdminOutput::ok(out)
     } else {
-        out.push_str(&format!("{problems} problem(s) found\n"));
+        out.push_str(&format!("{} found{warned}\n", count(problems, "problem")));
         AdminOutput {
             stdout: out,
             stderr: String::new(),
@@ -408,7 +500,7 @@ mod tests {
         f.iter()
             .filter_map(|f| match f {
                 Finding::Problem(s) => Some(s.as_str()),
-                Finding::Ok(_) => None,
+                Finding::Ok(_) | Finding::Warning(_) => None,
             })
             .collect()
     }

@@ -1,27 +1,8 @@
 //! Ping URLs (reference-behavior §4.1): `/ping/<uuid>[/]`, `/ping/<uuid>/<signal>`,
 //! `/ping/<ping-key>/<slug>[/<signal>]`, parsed into what to ping and with which signal.
 
-use uuid::Uuid;
-
 use crate::api::router::canonical_uuid;
-
-/// The signal a URL carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    Success,
-    Start,
-    Fail,
-    Log,
-    /// `/<exit-status>`; `None` when the digits do not fit (certainly above 255).
-    Exit(Option<u32>),
-}
-
-/// Which check a URL names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Uuid(Uuid),
-    Slug { ping_key: String, slug: String },
-}
+use crate::model::signal::{Signal, Target};
 
 /// A parsed ping URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,22 +2,19 @@
 //! keeps the first `ping_body_limit` bytes of the body, and hands the ping to the service,
 //! answering only after it is durable (decision 1 for the answer's shape).
 
-pub mod classify;
-pub mod prune;
-pub mod route;
-
 use std::net::SocketAddr;
 
 use warp::http::header::{CACHE_CONTROL, EXPIRES, HeaderValue};
 use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
 
+use crate::api::ping_url;
 use crate::api::response::text_response;
 use crate::api::{App, BodyError, BodyStream, client, read_body};
 use crate::model::limits::USER_AGENT_MAX_CHARS;
+use crate::model::signal::Target;
 use crate::service::ServiceError;
 use crate::service::pings::PingRequest;
-use route::Target;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 
@@ -98,7 +95,7 @@ pub async fn handle(
     remote: Option<SocketAddr>,
     body: BodyStream,
 ) -> Response {
-    let Some(route) = route::parse(rest) else {
+    let Some(route) = ping_url::parse(rest) else {
         return answer(app, StatusCode::NOT_FOUND, "not found");
     };
     if let Target::Slug { slug, .. } = &route.target

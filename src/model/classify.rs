@@ -2,8 +2,8 @@
 //! POST-only check's method rule, then by keyword filtering of the body. Email pings (§4.6)
 //! use the same keyword rules on the subject and body text.
 
+use crate::model::signal::Signal;
 use crate::model::{Check, PingKind};
-use crate::ping::route::Signal;
 
 /// Whether any comma-separated, trimmed, non-empty keyword occurs in `text` (case-sensitive).
 pub fn matches_keywords(keywords: &str, text: &str) -> bool {

@@ -4,7 +4,7 @@
 
 use uuid::Uuid;
 
-use crate::ping::route::Target;
+use crate::model::signal::Target;
 
 /// Why a recipient is refused (both answered 550).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

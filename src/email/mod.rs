@@ -26,7 +26,7 @@ use crate::model::limits::{
     EMAIL_MAX_MESSAGE_BYTES, SMTP_IDLE_TIMEOUT_SECS, SMTP_MAX_COMMAND_BYTES, SMTP_MAX_CONNECTIONS,
     SMTP_SESSION_TIMEOUT_SECS, USER_AGENT_MAX_CHARS,
 };
-use crate::ping::route::{Signal, Target};
+use crate::model::signal::{Signal, Target};
 use crate::service::pings::PingRequest;
 use crate::service::{Service, ServiceError};
 use smtp::{Envelope, Reply, Session, Settings, Step};

@@ -5,7 +5,7 @@
 use mail_parser::decoders::html::html_to_text;
 use mail_parser::{MessageParser, PartType};
 
-use crate::ping::classify::EmailText;
+use crate::model::classify::EmailText;
 
 /// The subject and body text of a raw RFC 5322 message.
 pub fn email_text(raw: &[u8]) -> EmailText {

@@ -1,19 +1,28 @@
 //! The ping journal: pings acknowledged from the journal alone are whole again after a
-//! restart that never folded them (the crash test does the same through kill -9).
+//! restart that never folded them (the crash test does the same through kill -9). These look
+//! at the pings table under the journal, which only the service may read.
 
-mod common;
-
-use overdue::model::ApiVersion;
-use overdue::model::StoredStatus;
-use overdue::model::spec::CheckSpec;
-use overdue::ping::route::Signal;
-use overdue::service::pings::PingRequest;
-use overdue::service::{Clock, Service, ServiceConfig};
-use overdue::store::StoreError;
+use crate::model::ApiVersion;
+use crate::model::StoredStatus;
+use crate::model::signal::{Signal, Target};
+use crate::model::spec::CheckSpec;
+use crate::service::pings::PingRequest;
+use crate::service::{Clock, Service, ServiceConfig};
+use crate::store::StoreError;
 
 /// Journal tests send a body, so that folding is seen to carry bodies too.
 fn ping(check: uuid::Uuid, signal: Signal) -> PingRequest {
-    common::ping_request(check, signal, b"body")
+    PingRequest {
+        target: Target::Uuid(check),
+        create: false,
+        signal,
+        method: "POST".into(),
+        scheme: "http".into(),
+        remote_addr: Some("127.0.0.1".into()),
+        ua: "test".into(),
+        rid: None,
+        body: bytes::Bytes::from_static(b"body"),
+    }
 }
 
 async fn reopen(dir: &std::path::Path) -> Service {
@@ -154,7 +163,7 @@ async fn folding_one_check_keeps_the_others_for_replay() {
 
 #[tokio::test]
 async fn busy_checks_are_folded_by_the_writer_and_the_journal_is_cut() {
-    use overdue::service::journal::{FOLD_RIPE, TRIM_EVERY};
+    use crate::service::journal::{FOLD_RIPE, TRIM_EVERY};
     let dir = tempfile::tempdir().unwrap();
     let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
     let project = service.add_project("p").await.unwrap().uuid;
