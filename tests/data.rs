@@ -327,6 +327,204 @@ fn export_and_import_give_byte_identical_api_output() {
     );
 }
 
+/// A dump of one project with `n` checks, as `overdue export` writes it.
+fn bulk_dump(n: usize) -> String {
+    let channel = "3c3c3c3c-0000-4000-8000-000000000001";
+    let checks: Vec<Value> = (0..n)
+        .map(|i| {
+            // No up checks: a serving service would take them down meanwhile.
+            let status = ["paused", "new", "down"][i % 3];
+            let up = status != "new";
+            json!({
+                "uuid": format!("5b5b5b5b-0000-4000-8000-{i:012}"),
+                "created": "2026-01-01T00:00:00Z",
+                "name": format!("job {i}"), "slug": format!("job-{i}"), "tags": "bulk",
+                "desc": "", "kind": "simple", "timeout": 86400, "grace": 3600,
+                "schedule": "* * * * *", "tz": "UTC", "manual_resume": false, "methods": "",
+                "start_kw": "", "success_kw": "", "failure_kw": "", "filter_subject": false,
+                "filter_body": false, "filter_http_body": false, "filter_default_fail": false,
+                "badge_key": format!("7d7d7d7d-0000-4000-8000-{i:012}"),
+                "channels": if i % 2 == 0 { json!([channel]) } else { json!([]) },
+                "status": status,
+                "n_pings": if up { 5 } else { 0 },
+                "last_ping": if up { json!("2026-01-02T03:04:05.123456Z") } else { Value::Null },
+                "last_start": null, "last_start_rid": null,
+                "last_duration_us": if up { json!(1500000) } else { Value::Null },
+            })
+        })
+        .collect();
+    let dump = json!({
+        "format": "overdue-export", "version": 1, "exported_at": "2026-01-03T00:00:00Z",
+        "badge_secret": "00112233445566778899aabbccddeeff",
+        "projects": [{
+            "uuid": "1a1a1a1a-0000-4000-8000-000000000001", "name": "bulk",
+            "ping_key": "bulkbulkbulkbulkbulk01", "badge_key": "2b2b2b2b-0000-4000-8000-000000000001",
+            "created": "2026-01-01T00:00:00Z", "api_keys": [],
+            "channels": [{"uuid": channel, "name": "ops", "kind": "email",
+                "settings": [["address", "ops@example.org"]],
+                "created": "2026-01-01T00:00:00Z", "default_for_new": false}],
+            "checks": checks,
+        }],
+    });
+    format!("{}\n", serde_json::to_string_pretty(&dump).expect("json"))
+}
+
+/// `text` without its `exported_at` line.
+fn without_export_time(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("  \"exported_at\""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs `overdue` with stderr on a pseudo-terminal; exit code and what the terminal showed.
+fn on_terminal(data: &Path, args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: 120,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors that this test then owns.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    let (mut master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            OwnedFd::from_raw_fd(slave),
+        )
+    };
+    let child = {
+        let mut cmd = process::base_command();
+        cmd.arg("--data").arg(data).args(args);
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::from(slave));
+        cmd.spawn().expect("spawn")
+    };
+    let reader = std::thread::spawn(move || {
+        let mut shown = Vec::new();
+        let mut buf = [0u8; 4096];
+        // EIO once the child, the last holder of the terminal, has exited.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&shown).into_owned()
+    });
+    let status = child.wait_with_output().expect("wait").status;
+    (status.code(), reader.join().expect("reader"))
+}
+
+#[test]
+fn a_large_dump_goes_in_and_out_in_parts_directly_and_through_the_service() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let text = bulk_dump(2_500);
+    let dump = tmp.path().join("bulk.json");
+    std::fs::write(&dump, &text).expect("write");
+    let dump_arg = dump.to_str().expect("utf8");
+
+    // Stopped: the command opens the file itself. Piped, it prints no progress.
+    let a = tmp.path().join("a");
+    let run = overdue(&a, &["import", dump_arg]);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (Some(0), ""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("imported 1 project, 0 API keys, 1 channel, 2500 checks"),
+        "{}",
+        run.stdout
+    );
+    let run = overdue(&a, &["export"]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    assert!(
+        without_export_time(&run.stdout) == without_export_time(&text),
+        "the export is the imported dump, byte for byte"
+    );
+
+    // Serving: the same through the control socket, the dump from standard input.
+    let b = tmp.path().join("b");
+    let serve = Serve::start(&b);
+    let out = process::base_command()
+        .arg("--data")
+        .arg(&b)
+        .args(["import", "-"])
+        .stdin(std::fs::File::open(&dump).expect("open"))
+        .output()
+        .expect("run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    // Only the note that this file keeps its own badge secret; no progress.
+    assert!(
+        stderr.starts_with("note: this data file signs project badge URLs")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(stdout.contains("2500 checks"), "{stdout}");
+    let run = overdue(&b, &["export", "--project", "bulk"]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    let exported: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let original: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(
+        exported["projects"] == original["projects"],
+        "the export through the service is the imported project"
+    );
+    let run = overdue(&b, &["import", dump_arg]);
+    assert!(run.ok().contains(
+        "already present, left as they are: 1 project, 0 API keys, 1 channel, 2500 checks"
+    ));
+    drop(serve);
+
+    // A clash in the last part refuses the import before its first part is stored.
+    let mut twice: Value = serde_json::from_str(&text).expect("JSON");
+    let checks = twice["projects"][0]["checks"]
+        .as_array_mut()
+        .expect("checks");
+    let first = checks[0].clone();
+    checks.push(first);
+    let twice_file = tmp.path().join("twice.json");
+    std::fs::write(&twice_file, twice.to_string()).expect("write");
+    let d = tmp.path().join("d");
+    let run = overdue(&d, &["import", twice_file.to_str().expect("utf8")]);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("import refused, nothing was stored") && run.stderr.contains("twice"),
+        "{}",
+        run.stderr
+    );
+    let empty: Value = serde_json::from_str(&ok(overdue(&d, &["export"]))).expect("JSON");
+    assert_eq!(empty["projects"], json!([]), "nothing was stored");
+
+    // On a terminal, the same import shows its progress.
+    let c = tmp.path().join("c");
+    let (code, shown) = on_terminal(&c, &["import", dump_arg]);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("importing"),
+        "progress on the terminal: {shown:?}"
+    );
+}
+
 #[test]
 fn backup_keeps_an_existing_file_unless_forced() {
     let tmp = tempfile::tempdir().expect("tmp");

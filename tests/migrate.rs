@@ -16,46 +16,76 @@ fn overdue(data: &Path, args: &[&str]) -> Ran {
 }
 
 /// A stand-in Healthchecks: `GET /api/v3/checks/` answers what `answers` says for each call
-/// in turn (the last one repeats); a key other than `hc-rw` gets the read-only shape.
+/// in turn (the last one repeats); `GET /api/v3/channels/` lists `channels`;
+/// `GET /api/v3/checks/<uuid>/pings/` lists `pings[uuid]` (else none). A key other than
+/// `hc-rw` gets the read-only shape of the check list and 401 elsewhere, as Healthchecks
+/// answers. Any request to `/hook` is counted in `hooks` (a webhook receiver).
 struct StandIn {
     base: String,
     calls: Arc<Mutex<u32>>,
+    hooks: Arc<Mutex<u32>>,
     _runtime: tokio::runtime::Runtime,
 }
 
 fn stand_in(answers: Vec<(u16, Value)>) -> StandIn {
+    stand_in_with(answers, json!([]), json!({}))
+}
+
+fn stand_in_with(answers: Vec<(u16, Value)>, channels: Value, pings: Value) -> StandIn {
     use warp::Filter;
+    use warp::http::StatusCode;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");
     let calls = Arc::new(Mutex::new(0u32));
-    let counter = calls.clone();
+    let hooks = Arc::new(Mutex::new(0u32));
+    let (counter, hook_counter) = (calls.clone(), hooks.clone());
     let answers = Arc::new(answers);
-    let route = warp::get()
+    let route = warp::any()
         .and(warp::path::full())
         .and(warp::header::optional::<String>("x-api-key"))
         .map(move |path: warp::path::FullPath, key: Option<String>| {
-            if path.as_str() != "/api/v3/checks/" {
-                let body = json!({"error": "not found"});
-                return warp::reply::with_status(
-                    warp::reply::json(&body),
-                    warp::http::StatusCode::NOT_FOUND,
-                );
-            }
-            let mut n = counter.lock().expect("lock");
-            let (status, body) = answers[(*n as usize).min(answers.len() - 1)].clone();
-            *n += 1;
-            let body = if key.as_deref() == Some("hc-rw") {
-                body
-            } else {
-                json!({"checks": [{"name": "x", "unique_key": "0".repeat(40)}]})
+            let path = path.as_str();
+            let reply = |status: u16, body: &Value| {
+                warp::reply::with_status(
+                    warp::reply::json(body),
+                    StatusCode::from_u16(status).expect("status"),
+                )
             };
-            warp::reply::with_status(
-                warp::reply::json(&body),
-                warp::http::StatusCode::from_u16(status).expect("status"),
-            )
+            if path == "/hook" {
+                *hook_counter.lock().expect("lock") += 1;
+                return reply(200, &json!({}));
+            }
+            let rw = key.as_deref() == Some("hc-rw");
+            if path == "/api/v3/checks/" {
+                let mut n = counter.lock().expect("lock");
+                let (status, body) = answers[(*n as usize).min(answers.len() - 1)].clone();
+                *n += 1;
+                let body = if rw {
+                    body
+                } else {
+                    json!({"checks": [{"name": "x", "unique_key": "0".repeat(40)}]})
+                };
+                return reply(status, &body);
+            }
+            if !rw {
+                return reply(401, &json!({"error": "wrong api key"}));
+            }
+            if path == "/api/v3/channels/" {
+                return reply(200, &json!({"channels": channels}));
+            }
+            let check = path
+                .strip_prefix("/api/v3/checks/")
+                .and_then(|rest| rest.strip_suffix("/pings/"));
+            match check {
+                Some(uuid) => reply(
+                    200,
+                    &json!({"pings": pings.get(uuid).cloned().unwrap_or(json!([]))}),
+                ),
+                None => reply(404, &json!({"error": "not found"})),
+            }
         });
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -65,19 +95,25 @@ fn stand_in(answers: Vec<(u16, Value)>) -> StandIn {
     StandIn {
         base,
         calls,
+        hooks,
         _runtime: runtime,
     }
+}
+
+/// The badge key the stand-in gives a check: its UUID with the first digit changed.
+fn badge_key(uuid: &str) -> String {
+    format!("b{}", &uuid[1..])
 }
 
 fn hc_check(uuid: &str, name: &str, extra: Value) -> Value {
     let mut c = json!({
         "name": name, "slug": name.to_lowercase().replace(' ', "-"), "tags": "prod", "desc": "",
-        "grace": 3600, "n_pings": 12, "status": "up", "started": false,
-        "last_ping": "2026-01-01T00:00:00+00:00", "next_ping": null, "manual_resume": false,
+        "grace": 3600, "n_pings": 0, "status": "new", "started": false,
+        "last_ping": null, "next_ping": null, "manual_resume": false,
         "methods": "", "subject": "", "subject_fail": "", "start_kw": "", "success_kw": "",
         "failure_kw": "", "filter_subject": false, "filter_body": false,
         "filter_http_body": false, "filter_default_fail": false,
-        "badge_url": "https://hc.example.org/b/2/x.svg", "uuid": uuid,
+        "badge_url": format!("https://hc.example.org/b/2/{}.svg", badge_key(uuid)), "uuid": uuid,
         "ping_url": format!("https://hc-ping.com/{uuid}"), "channels": "", "timeout": 86400
     });
     let fields = c.as_object_mut().expect("object");
@@ -219,4 +255,243 @@ fn migration_from_healthchecks_keeps_uuids_and_reruns_without_duplicates() {
     let run = migrate("hc-read-only");
     assert_eq!(run.code, Some(1));
     assert!(run.stderr.contains("read-write"), "{}", run.stderr);
+}
+
+/// A Healthchecks timestamp `secs` seconds before now (no fraction, `+00:00`).
+fn ago(secs: i64) -> String {
+    let t = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(secs);
+    t.strftime("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+}
+
+const PING_KEY: &str = "Ab3_Zk9-Qw2Er5Ty8Ui1Op";
+
+#[test]
+fn an_import_into_a_fresh_directory_creates_the_project_and_carries_the_state() {
+    let ops = "0c0c0c0c-0000-4000-8000-000000000001";
+    let [stale, fresh, running, quiet, broke] =
+        [1, 2, 3, 4, 5].map(|i| format!("6d2e0f1a-3b4c-4d5e-8f60-71829304a5b{i}"));
+    let rid = "9a9a9a9a-0000-4000-8000-00000000000a";
+    let (stale_ping, fresh_ping, quiet_ping) = (ago(2 * 86400), ago(60), ago(86400));
+    let start = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(600);
+    let checks = json!({"checks": [
+        hc_check(&stale, "Stale", json!({"status": "up", "last_ping": stale_ping,
+            "n_pings": 40, "timeout": 3600, "grace": 60, "channels": ops})),
+        hc_check(&fresh, "Fresh", json!({"status": "up", "last_ping": fresh_ping,
+            "n_pings": 7, "slug": "fresh", "last_duration": 12})),
+        hc_check(&running, "Running", json!({"status": "new", "started": true, "n_pings": 1})),
+        hc_check(&quiet, "Quiet", json!({"status": "paused", "last_ping": quiet_ping,
+            "n_pings": 3})),
+        hc_check(&broke, "Broke", json!({"status": "down", "last_ping": ago(3 * 86400),
+            "n_pings": 2})),
+    ]});
+    let pings = json!({ running.clone(): [
+        {"type": "log", "date": ago(60), "n": 3, "rid": null},
+        {"type": "start", "date": start.strftime("%Y-%m-%dT%H:%M:%S.%6f+00:00").to_string(),
+         "n": 2, "rid": rid},
+        {"type": "start", "date": ago(7200), "n": 1, "rid": null},
+    ]});
+    let hc = stand_in_with(
+        vec![(200, checks)],
+        json!([{"id": ops, "name": "ops", "kind": "email"}]),
+        pings,
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let args = [
+        "import",
+        "--from-healthchecks",
+        &hc.base,
+        "--api-key",
+        "hc-rw",
+        "--ping-key",
+        PING_KEY,
+    ];
+    let run = overdue(&data, &args);
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "First start: created project \"default\". These keys are shown only this once:"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("took over the ping key {PING_KEY}")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("copied 5 checks, 0 were already here"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("email \"ops\": Stale"),
+        "the unmapped integration is listed with its check: {}",
+        run.stderr
+    );
+    let key = run
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("read-write API key:"))
+        .expect("the read-write key is printed")
+        .trim()
+        .to_string();
+
+    let serve = Serve::start(&data);
+    assert!(
+        !serve.stdout().contains("First start"),
+        "{}",
+        serve.stdout()
+    );
+    let one = |u: &str| serve.http_ok("GET", &format!("/api/v3/checks/{u}"), Some(&key), None);
+    let f = one(&fresh);
+    assert_eq!(
+        (
+            f["status"].as_str(),
+            f["n_pings"].as_u64(),
+            f["last_ping"].as_str()
+        ),
+        (Some("up"), Some(7), Some(fresh_ping.as_str()))
+    );
+    assert_eq!(f["last_duration"].as_i64(), Some(12));
+    let r = one(&running);
+    assert_eq!(
+        (r["status"].as_str(), r["started"].as_bool()),
+        (Some("new"), Some(true))
+    );
+    assert_eq!(
+        r["next_ping"].as_str(),
+        Some(
+            start
+                .strftime("%Y-%m-%dT%H:%M:%S+00:00")
+                .to_string()
+                .as_str()
+        ),
+        "the run started when the newest start ping of the log says"
+    );
+    let q = one(&quiet);
+    assert_eq!(
+        (
+            q["status"].as_str(),
+            q["last_ping"].as_str(),
+            q["n_pings"].as_u64()
+        ),
+        (Some("paused"), Some(quiet_ping.as_str()), Some(3))
+    );
+    assert_eq!(one(&broke)["status"], "down");
+    // The deadline engine takes the stale check down: a flip is recorded.
+    let flips = format!("/api/v3/checks/{stale}/flips/");
+    assert!(
+        process::wait_until(std::time::Duration::from_secs(10), || {
+            let doc = serve.http_ok("GET", &flips, Some(&key), None);
+            doc.as_array().is_some_and(|f| !f.is_empty())
+        }),
+        "the stale check went down after the import"
+    );
+    // The badge URL and the slug ping URL of the source work with the host changed.
+    let badge = format!("/b/2/{}.svg", badge_key(&fresh));
+    assert_eq!(serve.http("GET", &badge, None, None).0, 200);
+    let url = one(&fresh)["badge_url"].clone();
+    assert!(
+        url.as_str().is_some_and(|u| u.ends_with(&badge)),
+        "{url} ends with {badge}"
+    );
+    process::http_ok(
+        serve.port,
+        "GET",
+        &format!("/ping/{PING_KEY}/fresh"),
+        None,
+        None,
+    );
+    assert_eq!(one(&fresh)["n_pings"], 8);
+}
+
+#[test]
+fn integrations_map_to_channels_of_the_same_kind_and_name_and_a_stale_check_alerts() {
+    let hook = "0c0c0c0c-0000-4000-8000-00000000000a";
+    let pager = "0c0c0c0c-0000-4000-8000-00000000000b";
+    let mail = "0c0c0c0c-0000-4000-8000-00000000000c";
+    let stale = "6d2e0f1a-3b4c-4d5e-8f60-71829304a5c1";
+    let other = "6d2e0f1a-3b4c-4d5e-8f60-71829304a5c2";
+    let checks = json!({"checks": [
+        hc_check(stale, "Stale", json!({"status": "up", "last_ping": ago(2 * 86400),
+            "n_pings": 9, "timeout": 3600, "grace": 60, "channels": format!("{hook},{pager}")})),
+        hc_check(other, "Other", json!({"channels": mail})),
+    ]});
+    let hc = stand_in_with(
+        vec![(200, checks)],
+        json!([
+            {"id": hook, "name": "hook", "kind": "webhook"},
+            {"id": pager, "name": "pager", "kind": "pagerduty"},
+            {"id": mail, "name": "hook", "kind": "email"},
+        ]),
+        json!({}),
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let serve = Serve::start(&data);
+    let key = serve.first_start_key("read-write API key:");
+    let url = format!("{}/hook", hc.base);
+    let add = [
+        "channel", "add", "default", "--kind", "webhook", "--name", "hook", "--url", &url,
+    ];
+    overdue(&data, &add).ok();
+    let run = overdue(
+        &data,
+        &[
+            "import",
+            "--from-healthchecks",
+            &hc.base,
+            "--api-key",
+            "hc-rw",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("First start"), "{}", run.stdout);
+    for unmapped in ["pagerduty \"pager\": Stale", "email \"hook\": Other"] {
+        assert!(run.stderr.contains(unmapped), "{unmapped}: {}", run.stderr);
+    }
+    let channels = serve.http_ok("GET", "/api/v3/channels/", Some(&key), None);
+    let here = channels["channels"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let one = |u: &str| serve.http_ok("GET", &format!("/api/v3/checks/{u}"), Some(&key), None);
+    assert_eq!(one(stale)["channels"], here.as_str());
+    assert_eq!(one(other)["channels"], "");
+    assert!(
+        process::wait_until(std::time::Duration::from_secs(15), || *hc
+            .hooks
+            .lock()
+            .expect("lock")
+            > 0),
+        "the stale check's down alert reached the mapped webhook"
+    );
+}
+
+#[test]
+fn a_malformed_ping_key_is_a_usage_error() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let run = overdue(
+        &data,
+        &[
+            "import",
+            "--from-healthchecks",
+            "http://127.0.0.1:9",
+            "--api-key",
+            "hc-rw",
+            "--ping-key",
+            "too/short",
+        ],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ping key is 22 characters"),
+        "{}",
+        run.stderr
+    );
+    assert!(!data.exists(), "nothing was created");
 }

@@ -82,11 +82,17 @@ pub enum AdminCommand {
         #[serde(default)]
         force: bool,
     },
-    Export {
+    /// Opens an export session (`cli::session`): answered with its header, then piece by piece.
+    ExportParts {
         project: Option<String>,
     },
-    Import {
-        dump: Box<crate::transfer::dump::Dump>,
+    /// Opens an import session (`cli::session`).
+    ImportParts,
+    /// Prepare a migration: the target project (created on an empty file, with its keys
+    /// printed as at a first start) and the ping key it takes over.
+    MigrateStart {
+        project: Option<String>,
+        ping_key: Option<String>,
     },
     /// Create checks read from Healthchecks (one batch of a migration).
     Migrate {
@@ -112,7 +118,9 @@ impl AdminCommand {
     pub fn may_create_data(&self) -> bool {
         matches!(
             self,
-            AdminCommand::Import { .. } | AdminCommand::Migrate { .. }
+            AdminCommand::ImportParts
+                | AdminCommand::MigrateStart { .. }
+                | AdminCommand::Migrate { .. }
         )
     }
 }
@@ -198,10 +206,15 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
         AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
         AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
         AdminCommand::Backup { path, force } => data::backup(service, path, force).await,
-        AdminCommand::Export { project } => data::export(service, project.as_deref()),
-        AdminCommand::Import { dump } => data::import(service, *dump).await,
+        AdminCommand::ExportParts { .. } | AdminCommand::ImportParts => Ok(AdminOutput::error(
+            "import and export run as sessions of several messages; this release's \
+             `overdue import` and `overdue export` open them",
+        )),
+        AdminCommand::MigrateStart { project, ping_key } => {
+            crate::cli::migrate::migrate_start(service, project, ping_key).await
+        }
         AdminCommand::Migrate { project, checks } => {
-            data::migrate_batch(service, project, checks).await
+            crate::cli::migrate::migrate_batch(service, project, checks).await
         }
         AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
         AdminCommand::Settings => Ok(crate::cli::doctor::settings::answer(service)),

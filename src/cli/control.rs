@@ -7,7 +7,10 @@
 //! writes a space every second ahead of its answer; JSON allows whitespace before a value, so
 //! a client that reads one line and parses it (any earlier release) still understands the
 //! answer. The client gives up after 10 s without a byte, and after an overall deadline that is
-//! generous for `backup`, `export`, `import` and migration batches (`model::limits`).
+//! generous for `backup` and migration batches (`model::limits`).
+//!
+//! Import and export are sessions of several messages on one connection (`cli::session`), one
+//! line each way per message, so a dump of any size passes in bounded parts.
 
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
@@ -15,13 +18,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::cli::admin::{AdminCommand, AdminOutput, USAGE_EXIT, execute};
 use crate::cli::datadir;
+use crate::cli::session::{self, ExportMsg, ExportPiece, ExportSession, ImportMsg, ImportSession};
 use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
     CONTROL_SILENCE_SECS,
@@ -120,10 +125,9 @@ pub async fn serve(
 
 async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
     let mut line = String::new();
-    let mut reader = BufReader::new(read.take(CONTROL_REQUEST_LIMIT));
-    reader.read_line(&mut line).await?;
-    let output = if line.len() as u64 >= CONTROL_REQUEST_LIMIT && !line.ends_with('\n') {
+    let output = if !read_request(&mut reader, &mut line).await? {
         too_large()
     } else {
         match serde_json::from_str::<AdminCommand>(&line) {
@@ -134,13 +138,89 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
                 );
                 return Ok(());
             }
+            Ok(cmd) if session::opens_session(&cmd) => {
+                return run_session(cmd, reader, write, service).await;
+            }
             Ok(cmd) => with_keepalive(&write, execute(service, cmd)).await,
             Err(e) => AdminOutput::error(format!("bad control request: {e}")),
         }
     };
-    let mut reply = serde_json::to_vec(&output).map_err(std::io::Error::other)?;
-    reply.push(b'\n');
-    write.write_all(&reply).await?;
+    reply(&mut write, &output).await?;
+    write.shutdown().await
+}
+
+/// Reads one request line into `line`; false when it is longer than the socket takes.
+async fn read_request(
+    reader: &mut BufReader<OwnedReadHalf>,
+    line: &mut String,
+) -> std::io::Result<bool> {
+    line.clear();
+    (&mut *reader)
+        .take(CONTROL_REQUEST_LIMIT)
+        .read_line(line)
+        .await?;
+    Ok((line.len() as u64) < CONTROL_REQUEST_LIMIT || line.ends_with('\n'))
+}
+
+/// Writes one answer line.
+async fn reply(write: &mut OwnedWriteHalf, answer: &impl Serialize) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(answer).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    write.write_all(&line).await
+}
+
+/// The next message of a session: None when the client closed it, sent something too large,
+/// or stayed silent longer than a command may take (then it is gone).
+async fn next_message(reader: &mut BufReader<OwnedReadHalf>) -> std::io::Result<Option<String>> {
+    let mut line = String::new();
+    let idle = Duration::from_secs(CONTROL_ANSWER_SECS);
+    match timeout(idle, read_request(reader, &mut line)).await {
+        Err(_) => {
+            tracing::warn!("control socket: a session's client went silent; ending it");
+            Ok(None)
+        }
+        Ok(Ok(true)) if !line.is_empty() => Ok(Some(line)),
+        Ok(Ok(_)) => Ok(None),
+        Ok(Err(e)) => Err(e),
+    }
+}
+
+/// Answers the messages of an import or export session until the client closes it.
+async fn run_session(
+    first: AdminCommand,
+    mut reader: BufReader<OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    service: &Service,
+) -> std::io::Result<()> {
+    let bad = |e: serde_json::Error| AdminOutput::error(format!("bad control request: {e}"));
+    match first {
+        AdminCommand::ImportParts => {
+            let mut session = ImportSession::default();
+            reply(&mut write, &AdminOutput::ok(String::new())).await?;
+            while let Some(line) = next_message(&mut reader).await? {
+                let answer = match serde_json::from_str::<ImportMsg>(&line) {
+                    Ok(msg) => with_keepalive(&write, session.handle(service, msg)).await,
+                    Err(e) => bad(e),
+                };
+                reply(&mut write, &answer).await?;
+            }
+        }
+        AdminCommand::ExportParts { project } => {
+            let (mut session, header) = ExportSession::start(service, project.as_deref());
+            reply(&mut write, &header).await?;
+            while let Some(session) = session.as_mut() {
+                let Some(line) = next_message(&mut reader).await? else {
+                    break;
+                };
+                let piece = match serde_json::from_str::<ExportMsg>(&line) {
+                    Ok(ExportMsg::Next) => session.next(service),
+                    Err(e) => ExportPiece::Failed(bad(e)),
+                };
+                reply(&mut write, &piece).await?;
+            }
+        }
+        _ => {}
+    }
     write.shutdown().await
 }
 
@@ -194,10 +274,7 @@ pub struct Patience {
 impl Patience {
     pub fn for_command(cmd: &AdminCommand) -> Patience {
         let answer = match cmd {
-            AdminCommand::Backup { .. }
-            | AdminCommand::Export { .. }
-            | AdminCommand::Import { .. }
-            | AdminCommand::Migrate { .. } => CONTROL_LONG_ANSWER_SECS,
+            AdminCommand::Backup { .. } | AdminCommand::Migrate { .. } => CONTROL_LONG_ANSWER_SECS,
             _ => CONTROL_ANSWER_SECS,
         };
         Patience {
@@ -216,10 +293,102 @@ pub enum SendError {
     Unfinished(u64),
     #[error("the service closed the connection without an answer")]
     Closed,
-    #[error("the answer is not an admin command's output: {0}")]
+    #[error("the answer is not what the command expects: {0}")]
     Garbled(serde_json::Error),
+    #[error("the request is larger than the control socket takes")]
+    TooLarge,
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+/// A client's connection to the control socket: requests out, one answer line for each.
+pub struct Conn {
+    read: tokio::net::unix::OwnedReadHalf,
+    write: OwnedWriteHalf,
+    patience: Patience,
+    /// Bytes read past the end of the last answer.
+    pending: Vec<u8>,
+    data: PathBuf,
+}
+
+impl Conn {
+    pub fn new(stream: UnixStream, patience: Patience, data: &Path) -> Conn {
+        let (read, write) = stream.into_split();
+        Conn {
+            read,
+            write,
+            patience,
+            pending: Vec::new(),
+            data: data.to_path_buf(),
+        }
+    }
+
+    /// Sends `request` and reads its answer, within the patience.
+    pub async fn call<A: serde::de::DeserializeOwned>(
+        &mut self,
+        request: &impl Serialize,
+    ) -> Result<A, SendError> {
+        let patience = self.patience;
+        let overall = Instant::now() + patience.answer;
+        let silent = || SendError::Silent(patience.silence.as_secs());
+        let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        if line.len() as u64 > CONTROL_REQUEST_LIMIT {
+            return Err(SendError::TooLarge);
+        }
+        // A stuck service stops taking the request once the socket's buffer is full.
+        for chunk in line.chunks(CHUNK) {
+            timeout(patience.silence, self.write.write_all(chunk))
+                .await
+                .map_err(|_| silent())??;
+        }
+        let mut answer = std::mem::take(&mut self.pending);
+        let mut buf = vec![0; CHUNK];
+        let mut searched = 0;
+        loop {
+            if let Some(end) = answer[searched..].iter().position(|&b| b == b'\n') {
+                let end = searched + end;
+                self.pending = answer.split_off(end + 1);
+                answer.truncate(end);
+                break;
+            }
+            searched = answer.len();
+            let until = (Instant::now() + patience.silence).min(overall);
+            let n = match timeout_at(until, self.read.read(&mut buf)).await {
+                Ok(n) => n?,
+                Err(_) if until == overall => {
+                    return Err(SendError::Unfinished(patience.answer.as_secs()));
+                }
+                Err(_) => return Err(silent()),
+            };
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+        if answer.iter().all(u8::is_ascii_whitespace) {
+            return Err(SendError::Closed);
+        }
+        // Keep-alive spaces lead the answer; JSON skips them.
+        serde_json::from_slice(&answer).map_err(SendError::Garbled)
+    }
+
+    /// What a command says when the service gave no answer.
+    pub fn failure(&self, e: SendError) -> AdminOutput {
+        let socket = socket_path(&self.data);
+        match e {
+            SendError::Silent(_) => not_answering(&self.data, &socket),
+            SendError::TooLarge => too_large(),
+            e @ SendError::Unfinished(_) => AdminOutput::error(format!(
+                "{e} (at {}); it may still finish it: see its log",
+                socket.display()
+            )),
+            e => AdminOutput::error(format!(
+                "the service at {} did not answer: {e}",
+                socket.display()
+            )),
+        }
+    }
 }
 
 /// Sends `cmd` over a connected control socket and reads the answer, within `patience`.
@@ -228,46 +397,10 @@ pub async fn send(
     cmd: &AdminCommand,
     patience: Patience,
 ) -> Result<AdminOutput, SendError> {
-    let overall = Instant::now() + patience.answer;
-    let silent = || SendError::Silent(patience.silence.as_secs());
-    let (mut read, mut write) = stream.into_split();
-    let mut request = serde_json::to_vec(cmd).map_err(std::io::Error::other)?;
-    request.push(b'\n');
-    if request.len() as u64 > CONTROL_REQUEST_LIMIT {
-        return Ok(too_large());
+    match Conn::new(stream, patience, Path::new(".")).call(cmd).await {
+        Err(SendError::TooLarge) => Ok(too_large()),
+        other => other,
     }
-    // A stuck service stops taking the request once the socket's buffer is full.
-    for chunk in request.chunks(CHUNK) {
-        timeout(patience.silence, write.write_all(chunk))
-            .await
-            .map_err(|_| silent())??;
-    }
-    let mut answer = Vec::new();
-    let mut buf = vec![0; CHUNK];
-    loop {
-        let until = (Instant::now() + patience.silence).min(overall);
-        let n = match timeout_at(until, read.read(&mut buf)).await {
-            Ok(n) => n?,
-            Err(_) if until == overall => {
-                return Err(SendError::Unfinished(patience.answer.as_secs()));
-            }
-            Err(_) => return Err(silent()),
-        };
-        let got = &buf[..n];
-        match got.iter().position(|&b| b == b'\n') {
-            Some(end) => {
-                answer.extend_from_slice(&got[..end]);
-                break;
-            }
-            None if n == 0 => break,
-            None => answer.extend_from_slice(got),
-        }
-    }
-    if answer.iter().all(u8::is_ascii_whitespace) {
-        return Err(SendError::Closed);
-    }
-    // Keep-alive spaces lead the answer; JSON skips them.
-    serde_json::from_slice(&answer).map_err(SendError::Garbled)
 }
 
 /// What an admin command says when a service holds the data but does not answer.
@@ -280,13 +413,18 @@ fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
     ))
 }
 
-/// Runs an admin command in the service running on `data`; `None` when no service listens on
-/// its control socket.
-pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
+/// Where admin commands go: the running service, or the service opened here on the file.
+pub enum Endpoint {
+    Socket(Conn),
+    Local(Box<Service>),
+}
+
+/// Connects to the control socket of the service running on `data`: `None` when no service
+/// listens on it.
+async fn connect(data: &Path, patience: Patience) -> Result<Option<Conn>, AdminOutput> {
     let socket = socket_path(data);
-    let patience = Patience::for_command(cmd);
-    let stream = match timeout(patience.silence, UnixStream::connect(&socket)).await {
-        Ok(Ok(stream)) => stream,
+    match timeout(patience.silence, UnixStream::connect(&socket)).await {
+        Ok(Ok(stream)) => Ok(Some(Conn::new(stream, patience, data))),
         // A service runs (or ran) as another user: opening the file would be refused too, and
         // the socket's refusal names the user to run as.
         Ok(Err(e)) => {
@@ -296,28 +434,37 @@ pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput>
             } else {
                 data
             };
-            return AccessDenied::from_io(refused, &e).map(AdminOutput::error);
+            match AccessDenied::from_io(refused, &e) {
+                Some(denied) => Err(AdminOutput::error(denied)),
+                None => Ok(None),
+            }
         }
-        Err(_) => return None,
-    };
-    Some(match send(stream, cmd, patience).await {
-        Ok(output) => output,
-        Err(SendError::Silent(_)) => not_answering(data, &socket),
-        Err(e @ SendError::Unfinished(_)) => AdminOutput::error(format!(
-            "{e} (at {}); it may still finish it: see its log",
-            socket.display()
-        )),
-        Err(e) => AdminOutput::error(format!(
-            "the service at {} did not answer: {e}",
-            socket.display()
-        )),
-    })
+        Err(_) => Ok(None),
+    }
 }
 
-/// Runs an admin command: through the running service if there is one, else on the file.
-pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
-    if let Some(output) = ask_running(data, &cmd).await {
-        return output;
+/// Runs an admin command in the service running on `data`; `None` when no service listens on
+/// its control socket.
+pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
+    match connect(data, Patience::for_command(cmd)).await {
+        Err(output) => Some(output),
+        Ok(None) => None,
+        Ok(Some(mut conn)) => Some(match conn.call(cmd).await {
+            Ok(output) => output,
+            Err(e) => conn.failure(e),
+        }),
+    }
+}
+
+/// Connects to the running service if there is one, else opens the data file here (creating
+/// it only when `may_create`).
+pub async fn open(
+    data: &Path,
+    patience: Patience,
+    may_create: bool,
+) -> Result<Endpoint, AdminOutput> {
+    if let Some(conn) = connect(data, patience).await? {
+        return Ok(Endpoint::Socket(conn));
     }
     let config = ServiceConfig {
         site_root: None,
@@ -326,23 +473,36 @@ pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
             .unwrap_or_default(),
         ..ServiceConfig::default()
     };
-    let opened = if cmd.may_create_data() {
+    let opened = if may_create {
         Service::open(data, config, Clock::System)
     } else {
         Service::open_existing(data, config, Clock::System)
     };
     match opened {
-        Ok(service) => {
+        Ok(service) => Ok(Endpoint::Local(Box::new(service))),
+        Err(StoreError::Locked(_)) => Err(not_answering(data, &socket_path(data))),
+        Err(StoreError::NoDataFile(_)) => Err(AdminOutput {
+            code: USAGE_EXIT,
+            ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))
+        }),
+        Err(e) => Err(AdminOutput::error(e)),
+    }
+}
+
+/// Runs an admin command: through the running service if there is one, else on the file.
+pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+    let may_create = cmd.may_create_data();
+    match open(data, Patience::for_command(&cmd), may_create).await {
+        Ok(Endpoint::Socket(mut conn)) => match conn.call(&cmd).await {
+            Ok(output) => output,
+            Err(e) => conn.failure(e),
+        },
+        Ok(Endpoint::Local(service)) => {
             let output = execute(&service, cmd).await;
             service.close().await;
             output
         }
-        Err(StoreError::Locked(_)) => not_answering(data, &socket_path(data)),
-        Err(StoreError::NoDataFile(_)) => AdminOutput {
-            code: USAGE_EXIT,
-            ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))
-        },
-        Err(e) => AdminOutput::error(e),
+        Err(output) => output,
     }
 }
 
@@ -435,17 +595,18 @@ mod tests {
     }
 
     #[test]
-    fn backup_import_and_export_get_the_long_deadline() {
+    fn backup_and_migration_batches_get_the_long_deadline() {
         let long = Duration::from_secs(CONTROL_LONG_ANSWER_SECS);
         let backup = AdminCommand::Backup {
             path: "/tmp/x".into(),
             force: false,
         };
         assert_eq!(Patience::for_command(&backup).answer, long);
-        assert_eq!(
-            Patience::for_command(&AdminCommand::Export { project: None }).answer,
-            long
-        );
+        let migrate = AdminCommand::Migrate {
+            project: None,
+            checks: Vec::new(),
+        };
+        assert_eq!(Patience::for_command(&migrate).answer, long);
         assert_eq!(
             Patience::for_command(&command()).answer,
             Duration::from_secs(CONTROL_ANSWER_SECS)

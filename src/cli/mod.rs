@@ -13,8 +13,11 @@ pub mod datadir;
 pub mod docs;
 pub mod doctor;
 pub mod health;
+pub mod migrate;
+pub mod progress;
 pub mod schedule;
 pub mod serve;
+pub mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -156,34 +159,31 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {
-            Ok(cmd) => cmd,
+            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&data, cmd))),
             Err(e) => return finish(AdminOutput::error(e)),
         },
         Command::Export(args) => {
-            let cmd = AdminCommand::Export {
-                project: args.project,
-            };
-            let exported = runtime.block_on(control::run_admin(&data, cmd));
-            return finish(match args.output {
-                Some(file) => data::write_export(&file, exported),
-                None => exported,
+            let output = args.output.as_deref();
+            return finish(runtime.block_on(data::export(&data, args.project, output)));
+        }
+        Command::Import(args) => {
+            return finish(match (&args.from_healthchecks, &args.file) {
+                (Some(url), _) => {
+                    let key = args.api_key.clone().unwrap_or_default();
+                    runtime.block_on(migrate::migrate(
+                        &data,
+                        url,
+                        &key,
+                        args.project,
+                        args.ping_key,
+                    ))
+                }
+                (None, Some(file)) => {
+                    runtime.block_on(data::import(&data, file, args.project.as_deref()))
+                }
+                (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Import(args) => match (&args.from_healthchecks, &args.file) {
-            (Some(url), _) => {
-                let key = args.api_key.clone().unwrap_or_default();
-                return finish(runtime.block_on(data::migrate(&data, url, &key, args.project)));
-            }
-            (None, Some(file)) => match data::import_command(file, args.project.as_deref()) {
-                Ok(cmd) => cmd,
-                Err(e) => return finish(AdminOutput::error(e)),
-            },
-            (None, None) => {
-                return finish(AdminOutput::error(
-                    "import needs FILE or --from-healthchecks URL",
-                ));
-            }
-        },
         Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&data, &args))),
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {

@@ -4,7 +4,6 @@
 
 use uuid::Uuid;
 
-use crate::model::limits::PING_KEY_LEN;
 use crate::model::signal::Target;
 
 /// Why a recipient is refused (both answered 550).
@@ -39,10 +38,7 @@ fn v4_uuid(s: &str) -> Option<Uuid> {
 
 fn ping_key_and_slug(s: &str) -> Option<Target> {
     let (key, slug) = s.split_once('+')?;
-    let key_ok = key.len() == PING_KEY_LEN
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let key_ok = crate::model::project::is_ping_key(key);
     let slug_ok = !slug.is_empty()
         && slug
             .bytes()

@@ -129,13 +129,13 @@ pub const CONTROL_SILENCE_SECS: u64 = 10;
 /// Longest an admin command may take through the control socket, even with keep-alives
 /// arriving (a live service whose command is wedged, e.g. behind a hung disk).
 pub const CONTROL_ANSWER_SECS: u64 = 300;
-/// The same for the commands that move a whole data file or export: `backup`, `export`,
-/// `import` and the migration's batches.
+/// The same for the commands that move a whole data file: `backup` and the migration's
+/// batches. (Import and export are sessions; each of their messages has the ordinary limit.)
 pub const CONTROL_LONG_ANSWER_SECS: u64 = 3_600;
 
-/// Largest request on the control socket. An import carries the whole export (a few hundred
-/// bytes per check), so this admits a few hundred thousand checks; the socket is mode 0600.
-pub const CONTROL_REQUEST_LIMIT: u64 = 256 << 20;
+/// Largest request line on the control socket. Imports send a dump in parts of 1,000 checks
+/// (about a megabyte), and migrations in batches of 100; the socket is mode 0600.
+pub const CONTROL_REQUEST_LIMIT: u64 = 64 << 20;
 /// `overdue doctor` reports a data directory on a filesystem with less free space than this.
 pub const DOCTOR_MIN_FREE_BYTES: u64 = 256 << 20;
 /// `overdue doctor` reports a wall clock this far behind the newest time in the data file.

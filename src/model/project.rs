@@ -66,6 +66,15 @@ pub fn generate_ping_key() -> Result<String, getrandom::Error> {
     random_string(URL_SAFE, PING_KEY_LEN)
 }
 
+/// Whether `key` has the shape of a ping key: 22 URL-safe characters, as generated here and by
+/// Healthchecks (a slug ping URL or email address names it).
+pub fn is_ping_key(key: &str) -> bool {
+    key.len() == PING_KEY_LEN
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// The identifier under which a key is stored, if the key has the shape of one of ours.
 pub fn api_key_id(key: &str) -> Option<&str> {
     let well_formed = key.len() == API_KEY_LEN

@@ -20,6 +20,7 @@ use tokio::task::JoinSet;
 
 use crate::api::{ApiConfig, App};
 use crate::email::InboundConfig;
+use crate::model::Project;
 use crate::model::limits::{RESERVED_FDS, SMTP_MAX_CONNECTIONS};
 use crate::server::{Limits, Timeouts, sd_notify};
 use crate::service::admin::NewKey;
@@ -192,12 +193,14 @@ fn fit_connections(wanted: usize, smtp: bool) -> usize {
     wanted.max(1)
 }
 
-/// What a first start prints: the default project's keys, shown only this once.
-pub fn first_start_text(project: &str, rw: &NewKey, ro: &NewKey, ping_key: &str) -> String {
+/// What a first start prints about the project it created: its keys, shown only this once
+/// (an import into an empty data directory prints the same).
+pub fn first_start_keys(project: &Project, rw: &NewKey, ro: &NewKey, site_root: &str) -> String {
     format!(
-        "First start: created project \"{project}\". These keys are shown only this once:\n  \
-         read-write API key: {}\n  read-only API key:  {}\n  ping key:           {ping_key}\n",
-        rw.plaintext, ro.plaintext
+        "First start: created project \"{}\". These keys are shown only this once:\n  \
+         read-write API key: {}\n  read-only API key:  {}\n  ping key:           {}\n\
+         Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/\n",
+        project.name, rw.plaintext, ro.plaintext, project.ping_key, rw.plaintext
     )
 }
 
@@ -254,14 +257,7 @@ pub async fn run(
         .await
         .map_err(DaemonError::FirstStart)?
     {
-        print!(
-            "{}",
-            first_start_text(&project.name, &rw, &ro, &project.ping_key)
-        );
-        println!(
-            "Try: curl -H 'X-Api-Key: {}' {site_root}/api/v3/checks/",
-            rw.plaintext
-        );
+        print!("{}", first_start_keys(&project, &rw, &ro, &site_root));
     }
 
     let mut tasks = Tasks::new();

@@ -146,7 +146,7 @@ impl Service {
     pub async fn add_project(&self, name: &str) -> Result<Project, ServiceError> {
         let name = name.trim().to_string();
         if name.is_empty() {
-            return Err(AdminError::Usage("a project needs a non-empty name".into()).into());
+            return Err(ServiceError::usage("a project needs a non-empty name"));
         }
         let uuid = Uuid::new_v4();
         let ping_key = generate_ping_key()?;
@@ -431,6 +431,19 @@ impl Service {
     pub async fn ensure_default_project(
         &self,
     ) -> Result<Option<(Project, NewKey, NewKey)>, ServiceError> {
+        self.ensure_first_project(DEFAULT_PROJECT).await
+    }
+
+    /// On an empty store, creates the project `name` with a read-write and a read-only key
+    /// (what a first start does, and an import into an empty data directory).
+    pub async fn ensure_first_project(
+        &self,
+        name: &str,
+    ) -> Result<Option<(Project, NewKey, NewKey)>, ServiceError> {
+        let name = name.trim().to_string();
+        if name.is_empty() {
+            return Err(ServiceError::usage("a project needs a non-empty name"));
+        }
         if self.read(|s| !s.projects().is_empty()) {
             return Ok(None);
         }
@@ -453,7 +466,7 @@ impl Service {
                 let project = Project {
                     uuid,
                     seq: ctx.state.next_seq(),
-                    name: DEFAULT_PROJECT.to_string(),
+                    name,
                     ping_key,
                     badge_key: Uuid::new_v4().to_string(),
                     created: ctx.now,

@@ -90,6 +90,11 @@ impl From<getrandom::Error> for ServiceError {
 }
 
 impl ServiceError {
+    /// A usage error of an admin command, with what to do.
+    pub fn usage(message: impl Into<String>) -> ServiceError {
+        ServiceError::Admin(AdminError::Usage(message.into()))
+    }
+
     /// A storage error as callers should see it: I/O failures are "storage unavailable".
     pub fn storage(e: Arc<StoreError>) -> ServiceError {
         if e.is_io() {

@@ -16,6 +16,7 @@ pub mod journal;
 #[cfg(test)]
 mod journal_tests;
 pub mod metrics;
+pub mod migrate;
 pub mod pings;
 pub mod reads;
 pub mod state;

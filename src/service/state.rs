@@ -273,6 +273,16 @@ impl State {
             .filter_map(|u| self.checks.get(u).map(|c| &**c))
     }
 
+    /// Checks of a project created after sequence number `after`, in creation order.
+    pub fn checks_of_after(&self, project: &Uuid, after: u64) -> impl Iterator<Item = &Check> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        self.checks_by_project
+            .get(project)
+            .into_iter()
+            .flat_map(move |m| m.range((Excluded(after), Unbounded)).map(|(_, u)| u))
+            .filter_map(|u| self.checks.get(u).map(|c| &**c))
+    }
+
     /// Checks of a project with this (non-empty) slug, in creation order.
     pub fn checks_by_slug(&self, project: &Uuid, slug: &str) -> Vec<&Check> {
         let Some(list) = self.checks_by_slug.get(&slug_hash(project, slug)) else {

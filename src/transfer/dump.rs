@@ -171,26 +171,40 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 impl Dump {
-    /// Parses a dump, refusing other formats and versions with a message that says so.
+    /// Parses a whole dump, refusing other formats and versions with a message that says so
+    /// (the same reader as the import's, collecting every piece).
     pub fn parse(text: &str) -> Result<Dump, DumpError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| DumpError(format!("the file is not JSON: {e}")))?;
-        if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            return Err(DumpError(format!(
-                "the file is not an overdue export (its \"format\" is not {FORMAT:?})"
-            )));
-        }
-        match value.get("version").and_then(Value::as_u64) {
-            Some(v) if v == u64::from(VERSION) => {}
-            Some(v) => {
-                return Err(DumpError(format!(
-                    "the export has version {v}; this release reads version {VERSION} \
-                     (upgrade overdue to import it)"
-                )));
+        use crate::transfer::dump_stream::{Piece, ReadError, read_dump};
+        let mut dump = Dump {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            exported_at: String::new(),
+            badge_secret: String::new(),
+            projects: Vec::new(),
+        };
+        read_dump(text.as_bytes(), usize::MAX, |piece| {
+            match piece {
+                Piece::Begin {
+                    exported_at,
+                    badge_secret,
+                } => {
+                    dump.exported_at = exported_at;
+                    dump.badge_secret = badge_secret;
+                }
+                Piece::Project(p) => dump.projects.push(*p),
+                Piece::Checks(checks) => {
+                    if let Some(p) = dump.projects.last_mut() {
+                        p.checks.extend(checks);
+                    }
+                }
             }
-            None => return Err(DumpError("the export has no \"version\"".into())),
-        }
-        serde_json::from_value(value).map_err(|e| DumpError(format!("the export is damaged: {e}")))
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .map_err(|e| match e {
+            ReadError::Dump(e) => e,
+            ReadError::Stopped(never) => match never {},
+        })?;
+        Ok(dump)
     }
 
     /// Pretty JSON with a final newline.
@@ -202,10 +216,15 @@ impl Dump {
 
     /// The badge secret, if the member holds one.
     pub fn secret(&self) -> Result<Vec<u8>, DumpError> {
-        unhex(&self.badge_secret)
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| DumpError("the export's badge_secret is not hex".into()))
+        secret_bytes(&self.badge_secret)
     }
+}
+
+/// The bytes of a dump's `badge_secret` member.
+pub fn secret_bytes(hex: &str) -> Result<Vec<u8>, DumpError> {
+    unhex(hex)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| DumpError("the export's badge_secret is not hex".into()))
 }
 
 /// One project as dumped.
@@ -246,7 +265,8 @@ pub fn dump_project(
     }
 }
 
-fn dump_check(c: &Check) -> DumpCheck {
+/// One check as dumped.
+pub fn dump_check(c: &Check) -> DumpCheck {
     DumpCheck {
         uuid: c.uuid,
         created: ts(c.created),
@@ -329,21 +349,10 @@ impl DumpProject {
                 default_for_new: c.default_for_new,
             });
         }
+        let channel_ids: Vec<Uuid> = channels.iter().map(|c| c.uuid).collect();
         let mut checks = Vec::with_capacity(self.checks.len());
         for c in &self.checks {
-            let check = check_from_dump(c, self.uuid)
-                .map_err(|e| DumpError(format!("{what}, check {}: {e}", c.uuid)))?;
-            if let Some(missing) = check
-                .channels
-                .iter()
-                .find(|ch| !channels.iter().any(|c| c.uuid == **ch))
-            {
-                return Err(DumpError(format!(
-                    "{what}, check {}: assigned channel {missing} is not a channel of the project",
-                    c.uuid
-                )));
-            }
-            checks.push(check);
+            checks.push(c.to_model(&self.name, self.uuid, &channel_ids)?);
         }
         Ok(ProjectParts {
             project,
@@ -351,6 +360,27 @@ impl DumpProject {
             channels,
             checks,
         })
+    }
+}
+
+impl DumpCheck {
+    /// The check of project `project_name` (`project` by UUID), validated as the Management
+    /// API validates a create request; every assigned channel must be one of `channels`.
+    pub fn to_model(
+        &self,
+        project_name: &str,
+        project: Uuid,
+        channels: &[Uuid],
+    ) -> Result<Check, DumpError> {
+        let what = format!("project {project_name:?}, check {}", self.uuid);
+        let check =
+            check_from_dump(self, project).map_err(|e| DumpError(format!("{what}: {e}")))?;
+        if let Some(missing) = check.channels.iter().find(|ch| !channels.contains(ch)) {
+            return Err(DumpError(format!(
+                "{what}: assigned channel {missing} is not a channel of the project"
+            )));
+        }
+        Ok(check)
     }
 }
 

@@ -3,4 +3,5 @@
 //! ([`healthchecks`]). The service applies both (`service/transfer.rs`); the CLI drives them.
 
 pub mod dump;
+pub mod dump_stream;
 pub mod healthchecks;

@@ -1,0 +1,266 @@
+//! `overdue import --from-healthchecks`: fetches a Healthchecks project's checks and
+//! integrations here, in the CLI, then has the service prepare the target project (created
+//! with its keys on an empty data directory, taking over `--ping-key`) and create the checks
+//! in batches, reporting each on stderr. Exit code 0 when every check is here afterwards.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::cli::admin::{AdminCommand, AdminOutput};
+use crate::cli::control;
+use crate::model::project::is_ping_key;
+use crate::service::migrate::MigrateOutcome;
+use crate::service::{Service, ServiceError};
+use crate::transfer::healthchecks::{self, ForeignCheck, Source};
+
+/// Checks handed to the service per write job during a migration.
+const MIGRATE_BATCH: usize = 100;
+
+type Outcome = Result<AdminOutput, ServiceError>;
+
+/// Parses `--ping-key`: the shape every ping key has (clap exits 2 on anything else).
+pub fn ping_key_arg(s: &str) -> Result<String, String> {
+    if is_ping_key(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "a ping key is 22 characters of letters, digits, '-' and '_' (got {} characters)",
+            s.chars().count()
+        ))
+    }
+}
+
+/// The start of a migration, inside the service: the first-start key printout when the
+/// project was created, and the ping key taken over.
+pub async fn migrate_start(
+    service: &Service,
+    project: Option<String>,
+    ping_key: Option<String>,
+) -> Outcome {
+    let start = service.start_migration(project, ping_key).await?;
+    let mut out = String::new();
+    if let Some((rw, ro)) = &start.first_start {
+        out.push_str(&crate::server::daemon::first_start_keys(
+            &start.project,
+            rw,
+            ro,
+            service.site_root(),
+        ));
+    }
+    if start.ping_key_changed {
+        let _ = writeln!(
+            out,
+            "project {} took over the ping key {}: /ping/{}/<slug> URLs work here",
+            start.project.name, start.project.ping_key, start.project.ping_key
+        );
+    }
+    Ok(AdminOutput::ok(out))
+}
+
+/// One batch of a migration, inside the service: a JSON list of outcomes for [`migrate`].
+pub async fn migrate_batch(
+    service: &Service,
+    project: Option<String>,
+    checks: Vec<ForeignCheck>,
+) -> Outcome {
+    let results = service.import_foreign(project, checks).await?;
+    let list: Vec<Value> = results
+        .iter()
+        .map(|(c, outcome)| {
+            let mut one = json!({"uuid": c.uuid.to_string(), "name": c.name});
+            let (what, reason) = match outcome {
+                MigrateOutcome::Created {
+                    unmapped,
+                    new_badge_key,
+                } => {
+                    one["unmapped"] = unmapped
+                        .iter()
+                        .map(|ch| json!({"kind": ch.kind, "name": ch.name}))
+                        .collect();
+                    one["new_badge_key"] = json!(new_badge_key);
+                    ("created", String::new())
+                }
+                MigrateOutcome::Present => ("present", String::new()),
+                MigrateOutcome::Refused(why) => ("refused", why.clone()),
+            };
+            one["outcome"] = json!(what);
+            one["reason"] = json!(reason);
+            one
+        })
+        .collect();
+    Ok(AdminOutput::ok(format!("{}\n", Value::Array(list))))
+}
+
+/// Fetches the source's integrations and checks, and the start of each run in progress.
+async fn fetch(url: &str, api_key: &str) -> Result<Vec<ForeignCheck>, healthchecks::HcError> {
+    let source = Source::new(url, api_key)?;
+    let channels = source.channels().await?;
+    let mut checks = source.checks(&channels).await?;
+    for check in checks.iter_mut().filter(|c| c.started) {
+        // Without it the run counts from now (see `service::migrate`).
+        if let Ok(Some((at, rid))) = source.last_start(check.uuid).await {
+            check.last_start = Some(at);
+            check.last_start_rid = rid;
+        }
+    }
+    Ok(checks)
+}
+
+/// What the batches came to.
+#[derive(Default)]
+struct Tally {
+    created: usize,
+    present: usize,
+    refused: usize,
+    done: usize,
+    /// `kind "name"` of each integration that found no channel here, with its checks.
+    unmapped: BTreeMap<String, Vec<String>>,
+    new_badges: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, r: &Value, total: usize) {
+        self.done += 1;
+        let done = self.done;
+        let field = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (uuid, name) = (field("uuid"), field("name"));
+        match field("outcome").as_str() {
+            "created" => {
+                self.created += 1;
+                eprintln!("[{done}/{total}] copied {uuid} {name}");
+                for ch in r["unmapped"].as_array().into_iter().flatten() {
+                    let kind = ch["kind"].as_str().unwrap_or_default();
+                    let channel = ch["name"].as_str().unwrap_or_default();
+                    self.unmapped
+                        .entry(format!("{kind} {channel:?}"))
+                        .or_default()
+                        .push(name.clone());
+                }
+                if r["new_badge_key"].as_bool() == Some(true) {
+                    self.new_badges.push(name);
+                }
+            }
+            "present" => {
+                self.present += 1;
+                eprintln!("[{done}/{total}] skipped {uuid} {name}: already here");
+            }
+            _ => {
+                self.refused += 1;
+                eprintln!(
+                    "[{done}/{total}] refused {uuid} {name}: {}",
+                    field("reason")
+                );
+            }
+        }
+    }
+
+    /// Notes on what did not come across as it was.
+    fn notes(&self, project: &str) -> String {
+        let mut out = String::new();
+        if !self.unmapped.is_empty() {
+            let _ = writeln!(
+                out,
+                "note: these integrations have no channel of the same kind and name in project \
+                 {project}, so their checks were copied without them:"
+            );
+            for (channel, checks) in &self.unmapped {
+                let _ = writeln!(out, "  {channel}: {}", checks.join(", "));
+            }
+            out.push_str(
+                "  (`overdue channel add` creates a channel and assigns it to every check; the \
+                 Management API sets one check's \"channels\")\n",
+            );
+        }
+        if !self.new_badges.is_empty() {
+            let _ = writeln!(
+                out,
+                "note: the badge URLs of these checks changed (their Healthchecks badge key \
+                 was missing or is another check's here): {}",
+                self.new_badges.join(", ")
+            );
+        }
+        out
+    }
+}
+
+/// Copies every check of a Healthchecks project: progress on stderr, the summary on stdout.
+pub async fn migrate(
+    data: &Path,
+    url: &str,
+    api_key: &str,
+    project: Option<String>,
+    ping_key: Option<String>,
+) -> AdminOutput {
+    eprintln!("fetching the checks of {}", healthchecks::checks_url(url));
+    let checks = match fetch(url, api_key).await {
+        Ok(c) => c,
+        Err(e) => return AdminOutput::error(format!("{e}; nothing was imported")),
+    };
+    let total = checks.len();
+    eprintln!("{total} checks to copy");
+    let start = control::run_admin(
+        data,
+        AdminCommand::MigrateStart {
+            project: project.clone(),
+            ping_key,
+        },
+    )
+    .await;
+    if start.code != 0 {
+        return start;
+    }
+    // The keys of a project created just now are shown at once, whatever happens next.
+    print!("{}", start.stdout);
+    let _ = std::io::stdout().flush();
+    let mut tally = Tally::default();
+    for batch in checks.chunks(MIGRATE_BATCH) {
+        let cmd = AdminCommand::Migrate {
+            project: project.clone(),
+            checks: batch.to_vec(),
+        };
+        let output = control::run_admin(data, cmd).await;
+        if output.code != 0 {
+            let mut out = output;
+            let _ = writeln!(
+                out.stderr,
+                "overdue: stopped after {} of {total} checks; run the same command again \
+                 to continue (checks already copied are skipped)",
+                tally.done
+            );
+            return out;
+        }
+        let results: Vec<Value> = serde_json::from_str(&output.stdout).unwrap_or_default();
+        for r in &results {
+            tally.add(r, total);
+        }
+    }
+    let summary = format!(
+        "copied {} checks, {} were already here, {} refused (of {total})\n",
+        tally.created, tally.present, tally.refused
+    );
+    let project = project.unwrap_or_else(|| crate::service::admin::DEFAULT_PROJECT.into());
+    let mut stderr = tally.notes(&project);
+    let code = if tally.refused > 0 {
+        stderr.push_str(
+            "overdue: some checks were refused (see above); fix them on Healthchecks or here \
+             and run the same command again\n",
+        );
+        1
+    } else {
+        0
+    };
+    AdminOutput {
+        stdout: summary,
+        stderr,
+        code,
+    }
+}
