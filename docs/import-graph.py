@@ -3,7 +3,8 @@
 from every `crate::<module>` path in the code (use lines and inline paths, tests included).
 
 Prints the graph as a Mermaid block for docs/design.md and exits 1 when two top-level modules
-import each other, directly or through others (a cycle), naming the cycle.
+import each other, directly or through others (a cycle), or when a module imports one of its
+own layer or a higher one (LAYERS, top first), naming the edge.
 
     python3 docs/import-graph.py            # the Mermaid block
     python3 docs/import-graph.py --check    # only the cycle check (CI)
@@ -14,6 +15,16 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
+# Top first: a module may import only modules of lower layers.
+LAYERS = [
+    ["cli"],
+    ["server"],
+    ["api", "email", "monitor", "notify"],
+    ["service"],
+    ["store", "transfer"],
+    ["model"],
+    ["schedule", "tls"],
+]
 # `crate::x` anywhere, and the names inside `use crate::{x, y::z}`.
 PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
 GROUP = re.compile(r"\buse\s+crate::\{([^;]*)\}", re.S)
@@ -73,9 +84,23 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    level = {m: i for i, layer in enumerate(LAYERS) for m in layer}
+    wrong = []
+    for node in sorted(graph):
+        if node not in level:
+            wrong.append(f"{node} has no layer in LAYERS")
+            continue
+        for nxt in sorted(graph[node]):
+            if level.get(nxt, -1) <= level[node]:
+                wrong.append(f"{node} -> {nxt} points up or sideways")
+    return wrong
+
+
 def main() -> int:
     graph = edges()
     found = cycle(graph)
+    wrong = upward(graph)
     if "--check" not in sys.argv:
         print("```mermaid")
         print("graph TD")
@@ -86,8 +111,11 @@ def main() -> int:
     if found:
         print("cycle between top-level modules: " + " -> ".join(found), file=sys.stderr)
         return 1
+    if wrong:
+        print("\n".join(wrong), file=sys.stderr)
+        return 1
     if "--check" in sys.argv:
-        print(f"{len(graph)} top-level modules, no cycle")
+        print(f"{len(graph)} top-level modules in {len(LAYERS)} layers, no cycle, none upward")
     return 0
 
 

@@ -16,6 +16,12 @@ use overdue::notify::NotifyConfig;
 use receivers::{HttpReceiver, SmtpSink, add, add_channel, admin, channels_json, fast, start};
 use serde_json::json;
 
+/// The data directory of a stopped service, opened without starting anything.
+fn stopped(dir: &std::path::Path) -> overdue::service::Service {
+    use overdue::service::{Clock, Service, ServiceConfig};
+    Service::open(dir, ServiceConfig::default(), Clock::System).expect("open")
+}
+
 /// Checks an alert email as a strict receiver would (RFC 5322 and what large providers demand:
 /// one `Message-ID`, a `Date` near now, `MIME-Version`, a charset, CRLF line ends, no line over
 /// 998 octets) and parses it; its Message-ID.
@@ -315,10 +321,11 @@ async fn a_restart_in_the_middle_of_retries_neither_loses_nor_duplicates_the_ale
 
     // Stopped with one failed try on record and the entry still queued.
     {
-        let store = overdue::store::Store::open(dir.path()).expect("store");
-        let pending = store.outbox_pending().expect("outbox");
+        let service = stopped(dir.path());
+        let pending = service.outbox_pending().expect("outbox");
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].1.expect("tries").done, 1);
+        service.close().await;
     }
 
     let mut opts = Options {
@@ -375,8 +382,9 @@ async fn repeat_alerts_while_down_stop_at_recovery_and_survive_a_restart() {
         .expect("first repeat");
     let dir = t.shutdown().await;
     {
-        let store = overdue::store::Store::open(dir.path()).expect("store");
-        assert_eq!(store.repeats().expect("repeats").len(), 1, "kept on disk");
+        let service = stopped(dir.path());
+        assert_eq!(service.repeats().expect("repeats").len(), 1, "kept on disk");
+        service.close().await;
     }
     let mut opts = Options {
         deliver: true,

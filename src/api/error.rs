@@ -130,7 +130,7 @@ impl ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::StoreError;
+    use crate::service::StoreError;
 
     #[test]
     fn one_mapping_gives_status_and_retry_after_for_every_service_error() {

@@ -31,9 +31,8 @@ use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
     CONTROL_SILENCE_SECS,
 };
+use crate::service::{AccessDenied, StoreError};
 use crate::service::{Clock, Service, ServiceConfig};
-use crate::store::StoreError;
-use crate::store::access::AccessDenied;
 
 /// Bytes written or read per step on the client side: each step must make progress within
 /// the silence limit.

@@ -15,7 +15,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use crate::cli::control::SOCKET_FILE;
-use crate::store::DB_FILE;
+use crate::service::DB_FILE;
 
 /// The default data directory, relative to the working directory.
 pub const LOCAL: &str = "./overdue-data";

@@ -7,6 +7,10 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
+use crate::model::limits::{
+    DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES, DEFAULT_RETRY_BASE_SECS,
+    DELIVERIES_IN_FLIGHT,
+};
 use crate::model::{Flip, StoredStatus};
 
 /// One alert for one channel.
@@ -101,6 +105,40 @@ impl Flip {
                 !matches!(self.old_status, StoredStatus::New | StoredStatus::Paused)
             }
             StoredStatus::New | StoredStatus::Paused => false,
+        }
+    }
+}
+
+/// How alerts are delivered; server-wide (serve's flags and variables). Plain settings, kept
+/// by the service and read by the delivery worker.
+#[derive(Debug, Clone)]
+pub struct NotifyConfig {
+    /// `smtp://`, `smtps://` or `smtp://...?tls=required`, with optional `user:pass@`.
+    pub smtp_url: Option<String>,
+    /// The From address of alert emails.
+    pub smtp_from: Option<String>,
+    /// Whether shell channels may run their commands.
+    pub allow_shell: bool,
+    /// Waits between tries; `retry_delays.len() + 1` tries in all.
+    pub retry_delays: Vec<Duration>,
+    /// Longest one attempt may take (connect, send, answer).
+    pub timeout: Duration,
+    /// Deliveries running at once.
+    pub in_flight: usize,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            smtp_url: None,
+            smtp_from: None,
+            allow_shell: false,
+            retry_delays: backoff(
+                Duration::from_secs(DEFAULT_RETRY_BASE_SECS),
+                DEFAULT_DELIVERY_TRIES,
+            ),
+            timeout: Duration::from_secs(DEFAULT_DELIVERY_TIMEOUT_SECS),
+            in_flight: DELIVERIES_IN_FLIGHT,
         }
     }
 }

@@ -39,14 +39,7 @@ pub async fn sweep(service: &Service) {
     let checks: Vec<Uuid> = service.read(|s| s.all_checks().map(|c| c.uuid).collect());
     for chunk in checks.chunks(CHECKS_PER_JOB) {
         let chunk = chunk.to_vec();
-        let pruned = service
-            .write(move |ctx| {
-                for check in &chunk {
-                    ctx.txn.prune_flips(*check, before)?;
-                }
-                Ok(())
-            })
-            .await;
+        let pruned = service.prune_flips(chunk, before).await;
         if let Err(e) = pruned {
             tracing::warn!("pruning old flips failed: {e}");
             return;

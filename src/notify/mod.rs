@@ -19,14 +19,8 @@ pub mod transport;
 pub mod webhook;
 pub mod worker;
 
-use std::time::Duration;
-
 use crate::model::ChannelConfig;
-use crate::model::limits::{
-    DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES, DEFAULT_RETRY_BASE_SECS,
-    DELIVERIES_IN_FLIGHT,
-};
-use crate::model::outbox::backoff;
+pub use crate::model::outbox::NotifyConfig;
 pub use message::{Event, Message};
 pub use transport::Transports;
 
@@ -44,39 +38,6 @@ pub const KINDS: &[&str] = &[
     "mattermost",
     "shell",
 ];
-
-/// How alerts are delivered; server-wide (serve flags and env vars).
-#[derive(Debug, Clone)]
-pub struct NotifyConfig {
-    /// `smtp://`, `smtps://` or `smtp://...?tls=required`, with optional `user:pass@`.
-    pub smtp_url: Option<String>,
-    /// The From address of alert emails.
-    pub smtp_from: Option<String>,
-    /// Whether shell channels may run their commands.
-    pub allow_shell: bool,
-    /// Waits between tries; `retry_delays.len() + 1` tries in all.
-    pub retry_delays: Vec<Duration>,
-    /// Longest one attempt may take (connect, send, answer).
-    pub timeout: Duration,
-    /// Deliveries running at once.
-    pub in_flight: usize,
-}
-
-impl Default for NotifyConfig {
-    fn default() -> Self {
-        NotifyConfig {
-            smtp_url: None,
-            smtp_from: None,
-            allow_shell: false,
-            retry_delays: backoff(
-                Duration::from_secs(DEFAULT_RETRY_BASE_SECS),
-                DEFAULT_DELIVERY_TRIES,
-            ),
-            timeout: Duration::from_secs(DEFAULT_DELIVERY_TIMEOUT_SECS),
-            in_flight: DELIVERIES_IN_FLIGHT,
-        }
-    }
-}
 
 /// Why a channel's settings cannot make a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

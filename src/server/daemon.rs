@@ -23,9 +23,9 @@ use crate::email::InboundConfig;
 use crate::model::Project;
 use crate::model::limits::{RESERVED_FDS, SMTP_MAX_CONNECTIONS};
 use crate::server::{Limits, Timeouts, sd_notify};
+use crate::service::StoreError;
 use crate::service::admin::NewKey;
 use crate::service::{Clock, Service, ServiceConfig, ServiceError};
-use crate::store::StoreError;
 
 /// Everything the daemon needs, checked before it starts (`cli::serve` builds it from the
 /// flags and the environment).

@@ -131,4 +131,15 @@ impl Service {
         })
         .await
     }
+
+    /// Deletes the flips of `checks` created before `before` (µs), in one transaction.
+    pub async fn prune_flips(&self, checks: Vec<Uuid>, before: i64) -> Result<(), ServiceError> {
+        self.write(move |ctx| {
+            for check in &checks {
+                ctx.txn.prune_flips(*check, before)?;
+            }
+            Ok(())
+        })
+        .await
+    }
 }

@@ -29,7 +29,11 @@ use std::sync::{Arc, RwLock};
 use jiff::Timestamp;
 
 use crate::model::limits::{DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
+/// Why the data directory cannot be opened, and the data file's name: what callers of
+/// [`Service::open`] need to say about the store, without knowing the store.
+pub use crate::store::access::AccessDenied;
+pub use crate::store::{DB_FILE, StoreError};
 pub use clock::Clock;
 pub use error::{AdminError, ServiceError};
 pub use state::State;
@@ -46,7 +50,7 @@ pub struct ServiceConfig {
     /// Pings kept and listed per check.
     pub ping_log: u32,
     /// How alerts are delivered (SMTP, shell permission, retries, timeouts).
-    pub notify: crate::notify::NotifyConfig,
+    pub notify: crate::model::outbox::NotifyConfig,
     /// What the writer does while the data file does not take writes.
     pub storage: health::StoragePolicy,
     /// The address `serve` listens on and the domain of email pings: the service does not use
@@ -61,7 +65,7 @@ impl Default for ServiceConfig {
             site_root: None,
             ping_body_limit: DEFAULT_PING_BODY_LIMIT,
             ping_log: DEFAULT_PING_LOG,
-            notify: crate::notify::NotifyConfig::default(),
+            notify: crate::model::outbox::NotifyConfig::default(),
             storage: health::StoragePolicy::default(),
             listen: None,
             ping_email_domain: None,

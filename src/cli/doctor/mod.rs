@@ -27,8 +27,8 @@ use crate::cli::health::local_address;
 use crate::model::limits::{
     DOCTOR_CLOCK_SLACK_SECS, DOCTOR_MIN_FREE_BYTES, DOCTOR_NET_TIMEOUT_SECS,
 };
+use crate::service::DB_FILE;
 use crate::service::Service;
-use crate::store::DB_FILE;
 use settings::Settings;
 
 #[derive(Debug, Clone, Args)]
