@@ -1,6 +1,6 @@
 //! Authentication of the Management API (reference-behavior §1.1-1.2), over HTTP.
 
-mod common;
+use crate::common;
 
 use common::{Options, TestServer, status_json};
 use overdue::api::ApiConfig;
@@ -154,13 +154,9 @@ async fn read_only_key_reads_reduced_checks_and_cannot_write() {
     .await;
     assert_eq!(code, 200);
     assert_eq!(by_key["unique_key"], key.as_str());
-    let (_, rw_by_key) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{key}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, rw_by_key) = s
+        .call(Method::GET, &format!("/api/v3/checks/{key}"), None)
+        .await;
     assert_eq!(rw_by_key["uuid"], uuid.as_str());
     for (method, path) in [
         (Method::POST, "/api/v3/checks/".to_string()),

@@ -1,7 +1,7 @@
 //! Badges over HTTP (reference-behavior §2.16, §7): the URLs the API lists work, aggregate the
 //! right checks, and refuse wrong signatures and formats.
 
-mod common;
+use crate::common;
 
 use common::{TestServer, status_json};
 use reqwest::Method;

@@ -1,7 +1,7 @@
 //! Check endpoints over HTTP: create, upsert, read, update, pause, resume, delete, flips,
 //! channels, badges, status, CORS and methods (reference-behavior §1-§3).
 
-mod common;
+use crate::common;
 
 use common::{TestServer, status_json};
 use overdue::model::ChannelConfig;
@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn create_with_defaults_has_the_reference_shape() {
     let s = TestServer::start().await;
-    let r = s.rw(Method::POST, "/api/v3/checks/").send().await.unwrap();
-    let (code, doc) = status_json(r).await;
+    let (code, doc) = s.call(Method::POST, "/api/v3/checks/", None).await;
     assert_eq!(code, 201);
     let obj = doc.as_object().unwrap();
     assert_eq!(obj.len(), 29);
@@ -59,13 +58,13 @@ async fn upsert_by_unique_fields() {
         .await
         .unwrap();
     assert_eq!(r.status(), 201);
-    let r = s
-        .rw(Method::POST, "/api/v3/checks/")
-        .json(&json!({"name": "nightly", "tags": "b", "unique": ["name"]}))
-        .send()
-        .await
-        .unwrap();
-    let (code, doc) = status_json(r).await;
+    let (code, doc) = s
+        .call(
+            Method::POST,
+            "/api/v3/checks/",
+            Some(&json!({"name": "nightly", "tags": "b", "unique": ["name"]})),
+        )
+        .await;
     assert_eq!((code, doc["tags"].clone()), (200, json!("b")));
     assert_eq!(s.list().await.len(), 1);
     // A unique field missing from the body always creates.
@@ -95,14 +94,9 @@ async fn update_changes_only_given_fields_and_kinds() {
         .await;
     let uuid = c["uuid"].as_str().unwrap();
     let path = format!("/api/v3/checks/{uuid}");
-    let (code, doc) = status_json(
-        s.rw(Method::POST, &path)
-            .json(&json!({"desc": "new"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (code, doc) = s
+        .call(Method::POST, &path, Some(&json!({"desc": "new"})))
+        .await;
     assert_eq!(code, 200);
     assert_eq!(
         (
@@ -113,29 +107,27 @@ async fn update_changes_only_given_fields_and_kinds() {
         (json!("new"), json!("x y"), json!(600))
     );
     // Empty body: a valid no-op.
-    let (code, same) = status_json(s.rw(Method::POST, &path).send().await.unwrap()).await;
+    let (code, same) = s.call(Method::POST, &path, None).await;
     assert_eq!((code, same), (200, doc));
     // subject maps to keywords and turns the subject filter on.
-    let (_, doc) = status_json(
-        s.rw(Method::POST, &path)
-            .json(&json!({"subject": "OK", "subject_fail": "BAD"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, doc) = s
+        .call(
+            Method::POST,
+            &path,
+            Some(&json!({"subject": "OK", "subject_fail": "BAD"})),
+        )
+        .await;
     assert_eq!(doc["success_kw"], "OK");
     assert_eq!(doc["failure_kw"], "BAD");
     assert_eq!(doc["filter_subject"], true);
     assert_eq!(doc["subject"], "OK");
-    let (_, doc) = status_json(
-        s.rw(Method::POST, &path)
-            .json(&json!({"subject": "S", "filter_subject": false}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, doc) = s
+        .call(
+            Method::POST,
+            &path,
+            Some(&json!({"subject": "S", "filter_subject": false})),
+        )
+        .await;
     assert_eq!(
         (
             doc["filter_subject"].clone(),
@@ -150,13 +142,13 @@ async fn update_changes_only_given_fields_and_kinds() {
 #[tokio::test]
 async fn v1_and_v2_derive_slugs_from_names_v3_does_not() {
     let s = TestServer::start().await;
-    let r = s
-        .rw(Method::POST, "/api/v1/checks/")
-        .json(&json!({"name": "Hello World!"}))
-        .send()
-        .await
-        .unwrap();
-    let (_, doc) = status_json(r).await;
+    let (_, doc) = s
+        .call(
+            Method::POST,
+            "/api/v1/checks/",
+            Some(&json!({"name": "Hello World!"})),
+        )
+        .await;
     assert_eq!(doc["slug"], "hello-world");
     assert!(
         doc["update_url"]
@@ -246,26 +238,23 @@ async fn channels_by_star_uuid_and_name() {
         .await;
     assert_eq!(doc["channels"], both.join(","));
     let uuid = doc["uuid"].as_str().unwrap();
-    let (_, kept) = status_json(
-        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}"))
-            .json(&json!({"name": "x"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, kept) = s
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{uuid}"),
+            Some(&json!({"name": "x"})),
+        )
+        .await;
     assert_eq!(kept["channels"], both.join(","));
-    let (_, cleared) = status_json(
-        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}"))
-            .json(&json!({"channels": ""}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, cleared) = s
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{uuid}"),
+            Some(&json!({"channels": ""})),
+        )
+        .await;
     assert_eq!(cleared["channels"], "");
-    let (code, list) =
-        status_json(s.rw(Method::GET, "/api/v3/channels/").send().await.unwrap()).await;
+    let (code, list) = s.call(Method::GET, "/api/v3/channels/", None).await;
     assert_eq!(code, 200);
     assert_eq!(
         list["channels"][0],
@@ -295,46 +284,30 @@ async fn pause_resume_and_their_flips() {
         status_json(r).await,
         (409, json!({"error": "check is not paused"}))
     );
-    let (code, doc) = status_json(
-        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}/pause"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (code, doc) = s
+        .call(Method::POST, &format!("/api/v3/checks/{uuid}/pause"), None)
+        .await;
     assert_eq!((code, doc["status"].clone()), (200, json!("paused")));
     // Pausing again changes nothing and records no flip.
     s.rw(Method::POST, &format!("/api/v3/checks/{uuid}/pause"))
         .send()
         .await
         .unwrap();
-    let (_, flips) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, flips) = s
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"), None)
+        .await;
     assert_eq!(flips.as_array().unwrap().len(), 1);
     assert_eq!(flips[0]["up"], 0);
-    let (code, doc) = status_json(
-        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}/resume"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (code, doc) = s
+        .call(Method::POST, &format!("/api/v3/checks/{uuid}/resume"), None)
+        .await;
     assert_eq!(
         (code, doc["status"].clone(), doc["last_ping"].clone()),
         (200, json!("new"), Value::Null)
     );
-    let (_, flips) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, flips) = s
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"), None)
+        .await;
     assert_eq!(flips.as_array().unwrap().len(), 2);
     let r = s
         .rw(Method::GET, &format!("/api/v3/checks/{uuid}/pause"))
@@ -418,13 +391,9 @@ async fn delete_returns_the_check_then_404() {
         .unwrap();
     let c = s.create(json!({"name": "gone", "channels": "*"})).await;
     let uuid = c["uuid"].as_str().unwrap();
-    let (code, doc) = status_json(
-        s.rw(Method::DELETE, &format!("/api/v3/checks/{uuid}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (code, doc) = s
+        .call(Method::DELETE, &format!("/api/v3/checks/{uuid}"), None)
+        .await;
     assert_eq!(
         (code, doc["name"].clone(), doc["channels"].clone()),
         (200, json!("gone"), json!(""))
@@ -590,14 +559,13 @@ async fn legacy_time_zone_names_are_kept_as_given_and_evaluated_canonically() {
     }
     // An update that names the zone again keeps it too.
     let (given, uuid) = &next[0];
-    let (code, doc) = status_json(
-        s.rw(Method::POST, &format!("/api/v3/checks/{uuid}"))
-            .json(&json!({"tz": given}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (code, doc) = s
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{uuid}"),
+            Some(&json!({"tz": given})),
+        )
+        .await;
     assert_eq!((code, &doc["tz"]), (200, &json!(given)), "{doc}");
     let dir = s.shutdown().await;
     let reopened = overdue::service::Service::open(

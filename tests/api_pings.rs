@@ -1,9 +1,9 @@
 //! The Pinging API over HTTP (reference-behavior §4.1-4.5, §9.1 items 11-16) and the pings
 //! endpoints of the Management API (§2.12-2.13).
 
-mod common;
+use crate::common;
 
-use common::{Options, TestServer, status_json};
+use common::{Options, TestServer};
 use overdue::model::ChannelConfig;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -240,14 +240,10 @@ async fn state_effects_of_pings() {
         doc["next_ping"].is_string(),
         "a running check expects its end"
     );
-    let v1: Value = status_json(
-        s.rw(Method::GET, &format!("/api/v1/checks/{uuid}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-    .1;
+    let v1: Value = s
+        .call(Method::GET, &format!("/api/v1/checks/{uuid}"), None)
+        .await
+        .1;
     assert_eq!(v1["status"], "started");
     ping(&s, Method::GET, uuid).await;
     let doc = s.get_check(uuid).await;
@@ -261,13 +257,9 @@ async fn state_effects_of_pings() {
     assert_eq!(s.get_check(uuid).await["status"], "down");
     ping(&s, Method::GET, &format!("{uuid}/0")).await;
     assert_eq!(s.get_check(uuid).await["status"], "up");
-    let (_, flips) = status_json(
-        s.rw(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, flips) = s
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"), None)
+        .await;
     assert_eq!(
         flips
             .as_array()
@@ -599,7 +591,7 @@ async fn post_to_pings_and_flips_without_slash_redirects_to_the_slash_form() {
             assert_eq!(r.headers()["access-control-allow-origin"], "*");
             // A client that follows redirects (reqwest's default, like the published one) gets
             // the list with a GET.
-            let (code, doc) = status_json(s.rw(Method::POST, &path).send().await.unwrap()).await;
+            let (code, doc) = s.call(Method::POST, &path, None).await;
             assert_eq!(code, 200, "{path}: {doc}");
             if tail == "pings" {
                 assert_eq!(doc["pings"].as_array().map(Vec::len), Some(1), "{doc}");

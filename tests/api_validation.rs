@@ -1,7 +1,7 @@
 //! Every validation rule of reference-behavior §2.1: the exact message, on create and on
 //! update, and proof that nothing was stored.
 
-mod common;
+use crate::common;
 
 use common::{TestServer, status_json};
 use reqwest::Method;

@@ -3,7 +3,7 @@
 //! Skipped (with a message) only where no Chromium is installed; under CI (`CI` set) a
 //! missing Chromium fails the test, since .ci/run installs it.
 
-mod process;
+use crate::process;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

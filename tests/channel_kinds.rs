@@ -2,8 +2,7 @@
 //! SMTP sink, a file the shell command writes), each request asserted for the method, path,
 //! headers and body shape the service documents; secrets never show in `channel ls`.
 
-mod common;
-mod receivers;
+use crate::receivers;
 
 use std::time::Duration;
 

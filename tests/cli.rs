@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod process;
+use crate::process;
 
 use process::{STARTUP_DEADLINE, Serve, base_command, free_port, wait_until};
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-mod process;
+use crate::process;
 
 use process::{Ran, Serve, overdue_in, wait_until};
 

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-mod process;
+use crate::process;
 
 use process::{OVERDUE_VARS, Ran, Serve, overdue_in};
 

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-mod process;
+use crate::process;
 
 use process::{OVERDUE_VARS, Serve, overdue_in};
 

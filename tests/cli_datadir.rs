@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-mod process;
+use crate::process;
 
 use process::{Ran, STARTUP_DEADLINE, Serve, base_command, free_port, init_data, wait_until};
 

@@ -4,7 +4,7 @@
 //! admin socket answers throughout, and pings work again once the idle ones are gone. Malformed
 //! requests never write an ERROR line.
 
-mod process;
+use crate::process;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use uuid::Uuid;
 
-mod process;
+use crate::process;
 
 use process::{IO_TIMEOUT, Serve};
 

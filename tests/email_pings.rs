@@ -1,8 +1,8 @@
 //! Email pings end to end (reference-behavior §4.6): real SMTP conversations over TCP with the
 //! inbound listener on 127.0.0.1:0, results read back through the Management API.
 
-mod common;
-mod process;
+use crate::common;
+use crate::process;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! figures behind `--metrics-token`. Skipped with a message only where that parser is not
 //! installed; under CI (`CI` set) its absence fails.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

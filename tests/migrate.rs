@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-mod process;
+use crate::process;
 
 use process::{Ran, Serve};
 

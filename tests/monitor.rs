@@ -1,7 +1,7 @@
 //! The deadline engine on a paused tokio clock (reference-behavior §5.2): checks go down at
 //! the computed moment, flips and alerts are recorded once, also across restarts.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! slow receivers, shell permission and SMTP TLS modes. (`channel test` for every kind is in
 //! `channel_kinds.rs`.)
 
-mod common;
-mod receivers;
+use crate::common;
+use crate::receivers;
 
 use std::time::Duration;
 

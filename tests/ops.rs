@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-mod process;
+use crate::process;
 
 use process::{Ran, Serve, wait_until};
 

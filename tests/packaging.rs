@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::CommandFactory;
 
-mod process;
+use crate::process;
 
 use process::{Serve, base_command, free_port, try_http, wait_until};
 

@@ -5,9 +5,9 @@
 //! bound it exits non-zero for its supervisor. In-process on a paused clock: a check whose
 //! deadline passes while writes fail goes down, with its alerts, once they work again.
 
-mod common;
-mod process;
-mod smallfs;
+use crate::common;
+use crate::process;
+use crate::smallfs;
 
 use std::path::Path;
 use std::sync::Arc;

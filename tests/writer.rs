@@ -1,7 +1,7 @@
 //! The single writer: it keeps committing while jobs keep coming, and a job that panics costs
 //! only its own batch, never the writer itself.
 
-mod common;
+use crate::common;
 
 use overdue::model::ApiVersion;
 use overdue::model::signal::Signal;

@@ -1,6 +1,5 @@
 //! Test harness: a real server on 127.0.0.1:0 over a temporary data directory, and an HTTP
 //! client that talks to it like any other client.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -180,6 +179,21 @@ impl TestServer {
         self.http
             .request(method, self.url(path))
             .header("X-Api-Key", &self.rw)
+    }
+
+    /// Sends a request with the read-write key (and a JSON body when given): the status and
+    /// the JSON answer (a string when the answer is not JSON).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self.rw(method, path);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        status_json(request.send().await.expect("send")).await
     }
 
     /// A check's pings as the Management API lists them (asserting a 200).

@@ -1,6 +1,5 @@
 //! Shared harness for running the real `overdue` binary: a clean command, a `serve` spawned on
 //! a free port with its output collected, and raw HTTP/1.0 requests to it.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

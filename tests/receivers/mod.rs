@@ -2,7 +2,6 @@
 //! request and answers from a script of status codes, and an SMTP sink that speaks SMTP over
 //! TCP (EHLO, AUTH PLAIN/LOGIN, MAIL, RCPT, DATA, RSET, NOOP, QUIT) and keeps each message.
 //! Also the helpers the alert tests share (a server with the delivery worker, admin commands).
-#![allow(dead_code)]
 
 use overdue::cli::admin::{AdminCommand, AdminOutput, execute};
 use overdue::cli::{ChannelAddArgs, ChannelCmd};
@@ -42,10 +41,6 @@ impl Request {
 
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
     }
 }
 

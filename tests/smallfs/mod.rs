@@ -3,7 +3,6 @@
 //! file on it immutable (tmpfs ignores `chattr +i` for open files; ext4 refuses their writes).
 //! Needs root, `mount` with loop devices and e2fsprogs; [`SmallFs::ext4`] answers `None` where
 //! that is not possible, and the callers fail instead of skipping when `CI` is set.
-#![allow(dead_code)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,12 +86,6 @@ impl SmallFs {
     pub fn free(&self, filler: &Path) {
         std::fs::remove_file(filler).expect("remove the filler");
         let _ = Command::new("sync").status();
-    }
-
-    /// Free bytes on the filesystem.
-    pub fn free_bytes(&self) -> u64 {
-        let s = rustix::fs::statvfs(&self.root).expect("statvfs");
-        s.f_bavail * s.f_frsize
     }
 
     /// `chattr +i` (true) or `chattr -i` (false) on `path`.
