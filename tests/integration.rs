@@ -22,6 +22,7 @@ mod cli_checks;
 mod cli_confirm;
 mod cli_datadir;
 mod connections;
+mod control_protocol;
 mod crash;
 mod data;
 mod email_pings;

@@ -1,5 +1,6 @@
-//! Admin subcommands and their output. [`execute`] runs one against an open service, the
-//! same whether it came from the command line directly or through the control socket.
+//! Admin subcommands and their output. [`answer`] runs one against an open service, the
+//! same whether it came from the command line directly or through the control socket (which
+//! carries it as a `protocol::Command`); [`execute`] gives any answer as text.
 
 use std::fmt::Write as _;
 
@@ -10,11 +11,12 @@ use serde_json::{Value, json};
 use crate::cli::channel::ChannelCmd;
 pub use crate::cli::check::CheckCmd;
 use crate::cli::data;
+use crate::cli::protocol::{Contents, Reply};
 use crate::model::time::iso_seconds;
 use crate::service::admin::{Removed, project_contents, project_named, project_or_only};
 use crate::service::{AdminError, Service, ServiceError};
 
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum ProjectCmd {
     /// Create a project (prints its ping key and badge key).
     Add {
@@ -37,7 +39,7 @@ pub enum ProjectCmd {
     },
 }
 
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum KeyCmd {
     /// Create an API key; it is shown once and only its hash is kept.
     Add {
@@ -68,8 +70,9 @@ pub enum KeyCmd {
     },
 }
 
-/// One admin command, as sent over the control socket.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One admin command, as the command line gives it (the control socket carries it as a
+/// `protocol::Command`).
+#[derive(Debug, Clone)]
 pub enum AdminCommand {
     Project(ProjectCmd),
     Key(KeyCmd),
@@ -78,8 +81,7 @@ pub enum AdminCommand {
     /// Copy the data file to this absolute path.
     Backup {
         path: std::path::PathBuf,
-        /// Replace an existing file (absent from older clients: refuse).
-        #[serde(default)]
+        /// Replace an existing file.
         force: bool,
     },
     /// Opens an export session (`cli::session`): answered with its header, then piece by piece.
@@ -101,8 +103,8 @@ pub enum AdminCommand {
     },
     /// The newest time the file records (for `doctor`'s clock check).
     NewestTime,
-    /// The settings the service runs with and the alerting facts of its data, as JSON (for
-    /// `doctor`; see `doctor::settings`).
+    /// The settings the service runs with and the alerting facts of its data (for `doctor`;
+    /// see `doctor::settings`).
     Settings,
     /// What removing a project would remove, in words; changes nothing (`project rm` shows
     /// it before asking).
@@ -190,40 +192,66 @@ pub(crate) fn project_arg(service: &Service, name: Option<&str>) -> Result<Strin
 
 /// `project NAME with 2 checks, 1 channel and 1 API key`.
 fn project_with(name: &str, r: &Removed) -> String {
-    format!(
-        "project {name} with {}, {} and {}",
-        count(r.checks, "check"),
-        count(r.channels, "channel"),
-        count(r.keys, "API key")
-    )
+    contents(name, r).describe()
 }
 
-/// Runs one admin command.
+fn contents(name: &str, r: &Removed) -> Contents {
+    Contents {
+        name: name.to_string(),
+        checks: r.checks,
+        channels: r.channels,
+        keys: r.keys,
+    }
+}
+
+/// Runs one admin command, with its output as text.
 pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
+    answer(service, command).await.text()
+}
+
+/// Runs one admin command: its reply, typed for the commands whose callers use the result as
+/// data, text for the others.
+pub async fn answer(service: &Service, command: AdminCommand) -> Reply {
     let result = match command {
-        AdminCommand::Project(c) => project(service, c).await,
-        AdminCommand::Key(c) => key(service, c).await,
-        AdminCommand::Channel(c) => crate::cli::channel::channel(service, c).await,
-        AdminCommand::Check(c) => crate::cli::check::check(service, c).await,
-        AdminCommand::Backup { path, force } => data::backup(service, path, force).await,
-        AdminCommand::ExportParts { .. } | AdminCommand::ImportParts => Ok(AdminOutput::error(
-            "import and export run as sessions of several messages; this release's \
-             `overdue import` and `overdue export` open them",
-        )),
+        AdminCommand::Project(c) => project(service, c).await.map(Reply::Output),
+        AdminCommand::Key(c) => key(service, c).await.map(Reply::Output),
+        AdminCommand::Channel(c) => crate::cli::channel::channel(service, c)
+            .await
+            .map(Reply::Output),
+        AdminCommand::Check(c) => crate::cli::check::check(service, c)
+            .await
+            .map(Reply::Output),
+        AdminCommand::Backup { path, force } => {
+            data::backup(service, path, force).await.map(Reply::Output)
+        }
+        AdminCommand::ExportParts { .. } | AdminCommand::ImportParts => {
+            Ok(Reply::Output(AdminOutput::error(
+                "import and export run as sessions of several messages; this release's \
+                 `overdue import` and `overdue export` open them",
+            )))
+        }
         AdminCommand::MigrateStart { project, ping_key } => {
-            crate::cli::migrate::migrate_start(service, project, ping_key).await
+            crate::cli::migrate::migrate_start(service, project, ping_key)
+                .await
+                .map(Reply::Output)
         }
         AdminCommand::Migrate { project, checks } => {
-            crate::cli::migrate::migrate_batch(service, project, checks).await
+            crate::cli::migrate::migrate_batch(service, project, checks)
+                .await
+                .map(Reply::Migrated)
         }
-        AdminCommand::NewestTime => Ok(crate::cli::doctor::newest_time(service)),
-        AdminCommand::Settings => Ok(crate::cli::doctor::settings::answer(service)),
+        AdminCommand::NewestTime => {
+            return Reply::NewestTime(crate::cli::doctor::newest_time(service));
+        }
+        AdminCommand::Settings => {
+            return Reply::Settings(crate::cli::doctor::settings::gather(service));
+        }
         AdminCommand::ProjectContents { name } => service
             .read(|s| project_contents(s, &name))
             .map_err(ServiceError::from)
-            .map(|r| AdminOutput::ok(format!("{}\n", project_with(&name, &r)))),
+            .map(|r| Reply::ProjectContents(contents(&name, &r))),
     };
-    result.unwrap_or_else(AdminOutput::failed)
+    result.unwrap_or_else(|e| Reply::Output(AdminOutput::failed(e)))
 }
 
 type Outcome = Result<AdminOutput, ServiceError>;

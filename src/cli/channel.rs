@@ -6,7 +6,6 @@
 use std::fmt::Write as _;
 
 use clap::Subcommand;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::cli::admin::{AdminOutput, count, pretty, project_arg};
@@ -22,7 +21,7 @@ use crate::service::{AdminError, Service, ServiceError};
 /// Recent deliveries read for the health column of `channel ls`.
 const HEALTH_WINDOW: usize = 20;
 
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum ChannelCmd {
     /// Add an integration to a project.
     Add(Box<ChannelAddArgs>),

@@ -5,7 +5,6 @@
 
 use clap::Args;
 use jiff::SignedDuration;
-use serde::{Deserialize, Serialize};
 
 use crate::model::ChannelConfig;
 use crate::model::channel::{HookSpec, WebhookConfig};
@@ -13,7 +12,7 @@ use crate::model::limits::MIN_REPEAT_SECS;
 use crate::notify::{KINDS, NotifyError, notifier};
 use crate::service::{AdminError, ServiceError};
 
-#[derive(Debug, Clone, Default, Args, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ChannelAddArgs {
     /// May be left out when there is only one project.
     pub project: Option<String>,

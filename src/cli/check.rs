@@ -11,7 +11,6 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use clap::{Args, Subcommand};
 use jiff::{SignedDuration, Span, SpanRelativeTo, Timestamp};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::cli::admin::{AdminOutput, pretty};
@@ -26,7 +25,7 @@ use crate::service::{Service, ServiceError};
 const SHOWN_PINGS: usize = 10;
 
 /// The flags of `check add`: the fields of the Management API's create request.
-#[derive(Debug, Clone, Default, Args, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct CheckAddArgs {
     /// May be left out when there is only one project.
     pub project: Option<String>,
@@ -87,7 +86,7 @@ pub struct CheckAddArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Subcommand, Serialize, Deserialize)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum CheckCmd {
     /// Create a check; without --channels it gets the project's default channels.
     Add(Box<CheckAddArgs>),

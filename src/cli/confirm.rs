@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::cli::admin::{AdminCommand, AdminOutput, ProjectCmd};
 use crate::cli::control;
+use crate::cli::protocol::Reply;
 
 /// What to do about a destructive command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,11 +72,10 @@ pub async fn confirm(data: &Path, cmd: &AdminCommand) -> Result<(), AdminOutput>
     }
     // The same query whether the service runs or not; a project that does not exist fails
     // here with the message `rm` would give.
-    let described = control::run_admin(data, query).await;
-    if described.code != 0 {
-        return Err(described);
-    }
-    let what = described.stdout.trim();
+    let what = match control::request(data, query).await {
+        Reply::ProjectContents(contents) => contents.describe(),
+        other => return Err(other.failure()),
+    };
     if decision == Decision::Refuse {
         return Err(AdminOutput::error(format!(
             "this would delete {what}, with their pings and history; \

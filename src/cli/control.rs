@@ -1,6 +1,9 @@
 //! The control socket: while `serve` runs, admin commands reach it through a Unix socket in
 //! the data directory (mode 0600) and run inside the service, so nothing requires stopping
-//! it. One JSON line in ([`AdminCommand`]), one JSON line out ([`AdminOutput`]).
+//! it. One JSON line in (a [`Request`]: the protocol version and a command), one JSON line out
+//! (a [`Reply`]); `cli::protocol` owns the wire format and its version. A request of another
+//! version runs nothing and is answered with the service's version, and the client says which
+//! binary and which service disagree and what to do.
 //!
 //! A service that holds the socket but does not answer (stopped with SIGSTOP, out of file
 //! descriptors) must not make admin commands wait forever. While a command runs the service
@@ -24,9 +27,10 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::cli::admin::{AdminCommand, AdminOutput, USAGE_EXIT, execute};
+use crate::cli::admin::{self, AdminCommand, AdminOutput, USAGE_EXIT};
 use crate::cli::datadir;
-use crate::cli::session::{self, ExportMsg, ExportPiece, ExportSession, ImportMsg, ImportSession};
+use crate::cli::protocol::{self, Command, Refusal, Reply, Request, UNVERSIONED, bad_request};
+use crate::cli::session::{self, ExportSession, ImportSession};
 use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
     CONTROL_SILENCE_SECS,
@@ -126,10 +130,16 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = String::new();
-    let output = if !read_request(&mut reader, &mut line).await? {
-        too_large()
+    let answer = if !read_line(&mut reader, &mut line).await? {
+        Reply::Output(too_large())
     } else {
-        match serde_json::from_str::<AdminCommand>(&line) {
+        match protocol::read_request(&line) {
+            Err(Refusal::Unversioned(output)) => {
+                // The shape an earlier release's client reads.
+                reply(&mut write, &output).await?;
+                return write.shutdown().await;
+            }
+            Err(Refusal::Reply(refused)) => *refused,
             Ok(_) if client_gone(&mut reader).await => {
                 tracing::warn!(
                     "control socket: the client gave up waiting before its command ran; \
@@ -137,19 +147,23 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
                 );
                 return Ok(());
             }
-            Ok(cmd) if session::opens_session(&cmd) => {
-                return run_session(cmd, reader, write, service).await;
-            }
-            Ok(cmd) => with_keepalive(&write, execute(service, cmd)).await,
-            Err(e) => AdminOutput::error(format!("bad control request: {e}")),
+            Ok(command) => match command.into_admin() {
+                Some(cmd) if session::opens_session(&cmd) => {
+                    return run_session(cmd, reader, write, service).await;
+                }
+                Some(cmd) => with_keepalive(&write, admin::answer(service, cmd)).await,
+                None => Reply::Output(AdminOutput::error(bad_request(
+                    "a message of an import or export session came before the session",
+                ))),
+            },
         }
     };
-    reply(&mut write, &output).await?;
+    reply(&mut write, &answer).await?;
     write.shutdown().await
 }
 
 /// Reads one request line into `line`; false when it is longer than the socket takes.
-async fn read_request(
+async fn read_line(
     reader: &mut BufReader<OwnedReadHalf>,
     line: &mut String,
 ) -> std::io::Result<bool> {
@@ -173,7 +187,7 @@ async fn reply(write: &mut OwnedWriteHalf, answer: &impl Serialize) -> std::io::
 async fn next_message(reader: &mut BufReader<OwnedReadHalf>) -> std::io::Result<Option<String>> {
     let mut line = String::new();
     let idle = Duration::from_secs(CONTROL_ANSWER_SECS);
-    match timeout(idle, read_request(reader, &mut line)).await {
+    match timeout(idle, read_line(reader, &mut line)).await {
         Err(_) => {
             tracing::warn!("control socket: a session's client went silent; ending it");
             Ok(None)
@@ -191,31 +205,39 @@ async fn run_session(
     mut write: OwnedWriteHalf,
     service: &Service,
 ) -> std::io::Result<()> {
-    let bad = |e: serde_json::Error| AdminOutput::error(format!("bad control request: {e}"));
+    let wrong = |session: &str| {
+        Reply::Output(AdminOutput::error(bad_request(format!(
+            "a message that is not part of an {session} session came inside one"
+        ))))
+    };
     match first {
         AdminCommand::ImportParts => {
             let mut session = ImportSession::default();
-            reply(&mut write, &AdminOutput::ok(String::new())).await?;
+            reply(&mut write, &Reply::Output(AdminOutput::ok(String::new()))).await?;
             while let Some(line) = next_message(&mut reader).await? {
-                let answer = match serde_json::from_str::<ImportMsg>(&line) {
-                    Ok(msg) => with_keepalive(&write, session.handle(service, msg)).await,
-                    Err(e) => bad(e),
+                let answer = match protocol::read_request(&line) {
+                    Ok(Command::Import(msg)) => {
+                        Reply::Output(with_keepalive(&write, session.handle(service, msg)).await)
+                    }
+                    Ok(_) => wrong("import"),
+                    Err(refusal) => refusal.into_reply(),
                 };
                 reply(&mut write, &answer).await?;
             }
         }
         AdminCommand::ExportParts { project } => {
             let (mut session, header) = ExportSession::start(service, project.as_deref());
-            reply(&mut write, &header).await?;
+            reply(&mut write, &Reply::Export(header)).await?;
             while let Some(session) = session.as_mut() {
                 let Some(line) = next_message(&mut reader).await? else {
                     break;
                 };
-                let piece = match serde_json::from_str::<ExportMsg>(&line) {
-                    Ok(ExportMsg::Next) => session.next(service),
-                    Err(e) => ExportPiece::Failed(bad(e)),
+                let answer = match protocol::read_request(&line) {
+                    Ok(Command::ExportNext) => Reply::Export(session.next(service)),
+                    Ok(_) => wrong("export"),
+                    Err(refusal) => refusal.into_reply(),
                 };
-                reply(&mut write, &piece).await?;
+                reply(&mut write, &answer).await?;
             }
         }
         _ => {}
@@ -233,10 +255,7 @@ async fn client_gone(reader: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> boo
 
 /// Runs `work`, writing a space to the client every second until it is done, so the client
 /// knows the service is alive however long the command takes.
-async fn with_keepalive(
-    write: &OwnedWriteHalf,
-    work: impl Future<Output = AdminOutput>,
-) -> AdminOutput {
+async fn with_keepalive<T>(write: &OwnedWriteHalf, work: impl Future<Output = T>) -> T {
     let mut work = std::pin::pin!(work);
     let mut ticks = tokio::time::interval(Duration::from_secs(CONTROL_KEEPALIVE_SECS));
     loop {
@@ -294,6 +313,12 @@ pub enum SendError {
     Closed,
     #[error("the answer is not what the command expects: {0}")]
     Garbled(serde_json::Error),
+    #[error("the service speaks control protocol {service}")]
+    Mismatch {
+        service: u32,
+        /// The service's release; `None` from a service of protocol 1, which does not say.
+        service_version: Option<String>,
+    },
     #[error("the request is larger than the control socket takes")]
     TooLarge,
     #[error(transparent)]
@@ -322,15 +347,14 @@ impl Conn {
         }
     }
 
-    /// Sends `request` and reads its answer, within the patience.
-    pub async fn call<A: serde::de::DeserializeOwned>(
-        &mut self,
-        request: &impl Serialize,
-    ) -> Result<A, SendError> {
+    /// Sends `command` and reads its reply, within the patience. A service of another
+    /// protocol version is an error ([`SendError::Mismatch`]).
+    pub async fn call(&mut self, command: Command) -> Result<Reply, SendError> {
         let patience = self.patience;
         let overall = Instant::now() + patience.answer;
         let silent = || SendError::Silent(patience.silence.as_secs());
-        let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
+        let request = Request::new(command);
+        let mut line = serde_json::to_vec(&request).map_err(std::io::Error::other)?;
         line.push(b'\n');
         if line.len() as u64 > CONTROL_REQUEST_LIMIT {
             return Err(SendError::TooLarge);
@@ -369,7 +393,25 @@ impl Conn {
             return Err(SendError::Closed);
         }
         // Keep-alive spaces lead the answer; JSON skips them.
-        serde_json::from_slice(&answer).map_err(SendError::Garbled)
+        match serde_json::from_slice::<Reply>(&answer) {
+            Ok(Reply::VersionMismatch {
+                service,
+                service_version,
+                ..
+            }) => Err(SendError::Mismatch {
+                service,
+                service_version: Some(service_version),
+            }),
+            Ok(reply) => Ok(reply),
+            // A bare output is how a service of protocol 1 refuses a request it cannot read.
+            Err(e) => match serde_json::from_slice::<AdminOutput>(&answer) {
+                Ok(_) => Err(SendError::Mismatch {
+                    service: UNVERSIONED,
+                    service_version: None,
+                }),
+                Err(_) => Err(SendError::Garbled(e)),
+            },
+        }
     }
 
     /// What a command says when the service gave no answer.
@@ -378,6 +420,13 @@ impl Conn {
         match e {
             SendError::Silent(_) => not_answering(&self.data, &socket),
             SendError::TooLarge => too_large(),
+            SendError::Mismatch {
+                service,
+                service_version,
+            } => AdminOutput::error(protocol::mismatch_message(
+                service,
+                service_version.as_deref(),
+            )),
             e @ SendError::Unfinished(_) => AdminOutput::error(format!(
                 "{e} (at {}); it may still finish it: see its log",
                 socket.display()
@@ -390,14 +439,17 @@ impl Conn {
     }
 }
 
-/// Sends `cmd` over a connected control socket and reads the answer, within `patience`.
+/// Sends `cmd` over a connected control socket and reads the reply, within `patience`.
 pub async fn send(
     stream: UnixStream,
-    cmd: &AdminCommand,
+    cmd: AdminCommand,
     patience: Patience,
-) -> Result<AdminOutput, SendError> {
-    match Conn::new(stream, patience, Path::new(".")).call(cmd).await {
-        Err(SendError::TooLarge) => Ok(too_large()),
+) -> Result<Reply, SendError> {
+    match Conn::new(stream, patience, Path::new("."))
+        .call(Command::from(cmd))
+        .await
+    {
+        Err(SendError::TooLarge) => Ok(Reply::Output(too_large())),
         other => other,
     }
 }
@@ -442,16 +494,21 @@ async fn connect(data: &Path, patience: Patience) -> Result<Option<Conn>, AdminO
     }
 }
 
-/// Runs an admin command in the service running on `data`; `None` when no service listens on
-/// its control socket.
-pub async fn ask_running(data: &Path, cmd: &AdminCommand) -> Option<AdminOutput> {
-    match connect(data, Patience::for_command(cmd)).await {
-        Err(output) => Some(output),
+/// Runs an admin command in the service running on `data`: its reply; `None` when no service
+/// listens on its control socket.
+pub async fn ask_running(data: &Path, cmd: AdminCommand) -> Option<Reply> {
+    match connect(data, Patience::for_command(&cmd)).await {
+        Err(output) => Some(Reply::Output(output)),
         Ok(None) => None,
-        Ok(Some(mut conn)) => Some(match conn.call(cmd).await {
-            Ok(output) => output,
-            Err(e) => conn.failure(e),
-        }),
+        Ok(Some(mut conn)) => Some(ask(&mut conn, cmd).await),
+    }
+}
+
+/// Sends `cmd` to the service: its reply, or what to say when there is none.
+async fn ask(conn: &mut Conn, cmd: AdminCommand) -> Reply {
+    match conn.call(Command::from(cmd)).await {
+        Ok(reply) => reply,
+        Err(e) => Reply::Output(conn.failure(e)),
     }
 }
 
@@ -489,19 +546,23 @@ pub async fn open(
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
+/// Its output as text.
 pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+    request(data, cmd).await.text()
+}
+
+/// Runs an admin command: through the running service if there is one, else on the file.
+/// Its reply, typed for the commands whose result is data.
+pub async fn request(data: &Path, cmd: AdminCommand) -> Reply {
     let may_create = cmd.may_create_data();
     match open(data, Patience::for_command(&cmd), may_create).await {
-        Ok(Endpoint::Socket(mut conn)) => match conn.call(&cmd).await {
-            Ok(output) => output,
-            Err(e) => conn.failure(e),
-        },
+        Ok(Endpoint::Socket(mut conn)) => ask(&mut conn, cmd).await,
         Ok(Endpoint::Local(service)) => {
-            let output = execute(&service, cmd).await;
+            let reply = admin::answer(&service, cmd).await;
             service.close().await;
-            output
+            reply
         }
-        Err(output) => output,
+        Err(output) => Reply::Output(output),
     }
 }
 
@@ -528,9 +589,9 @@ mod tests {
             .read_line(&mut line)
             .await
             .expect("request");
-        serde_json::from_str::<AdminCommand>(&line).expect("a command");
+        protocol::read_request(&line).expect("a command");
         let output = with_keepalive(&write, work).await;
-        let mut reply = serde_json::to_vec(&output).expect("json");
+        let mut reply = serde_json::to_vec(&Reply::Output(output)).expect("json");
         reply.push(b'\n');
         write.write_all(&reply).await.expect("reply");
     }
@@ -542,17 +603,15 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(120)).await;
             AdminOutput::ok("done\n".into())
         }));
-        let output = send(client, &command(), PATIENCE).await.expect("answer");
-        assert_eq!(output, AdminOutput::ok("done\n".into()));
+        let reply = send(client, command(), PATIENCE).await.expect("answer");
+        assert_eq!(reply, Reply::Output(AdminOutput::ok("done\n".into())));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_silent_service_is_given_up_after_the_silence_limit() {
         let (client, _service) = UnixStream::pair().expect("pair");
         let started = Instant::now();
-        let err = send(client, &command(), PATIENCE)
-            .await
-            .expect_err("silent");
+        let err = send(client, command(), PATIENCE).await.expect_err("silent");
         assert!(matches!(err, SendError::Silent(10)), "{err}");
         assert_eq!(started.elapsed(), PATIENCE.silence);
     }
@@ -562,7 +621,7 @@ mod tests {
         let (client, service) = UnixStream::pair().expect("pair");
         tokio::spawn(fake_service(service, std::future::pending()));
         let started = Instant::now();
-        let err = send(client, &command(), PATIENCE)
+        let err = send(client, command(), PATIENCE)
             .await
             .expect_err("unfinished");
         assert!(matches!(err, SendError::Unfinished(300)), "{err}");
@@ -577,7 +636,7 @@ mod tests {
             name: "x".repeat(16 << 20),
             json: false,
         });
-        let err = send(client, &big, PATIENCE).await.expect_err("silent");
+        let err = send(client, big, PATIENCE).await.expect_err("silent");
         assert!(matches!(err, SendError::Silent(10)), "{err}");
     }
 
@@ -591,6 +650,56 @@ mod tests {
         let line = String::from_utf8(wire).expect("utf-8");
         let parsed: AdminOutput = serde_json::from_str(&line).expect("parses");
         assert_eq!(parsed, AdminOutput::ok("x\n".into()));
+    }
+
+    /// A service of another protocol: answers every request with `line`.
+    async fn answers_with(stream: UnixStream, line: String) {
+        let (read, mut write) = stream.into_split();
+        let mut request = String::new();
+        BufReader::new(read)
+            .read_line(&mut request)
+            .await
+            .expect("request");
+        write.write_all(line.as_bytes()).await.expect("reply");
+    }
+
+    #[tokio::test]
+    async fn a_service_of_another_version_is_named_with_what_to_do() {
+        let newer = serde_json::to_string(&Reply::VersionMismatch {
+            service: protocol::PROTOCOL_VERSION + 1,
+            client: protocol::PROTOCOL_VERSION,
+            service_version: "9.9.9".into(),
+        })
+        .expect("json");
+        // How a service of protocol 1 refuses a request it cannot read.
+        let unversioned = serde_json::to_string(&AdminOutput::error(
+            "bad control request: unknown variant `version`",
+        ))
+        .expect("json");
+        for (answer, named) in [
+            (
+                newer,
+                format!("(9.9.9, protocol {})", protocol::PROTOCOL_VERSION + 1),
+            ),
+            (unversioned, "(an earlier release, protocol 1)".to_string()),
+        ] {
+            let (client, service) = UnixStream::pair().expect("pair");
+            tokio::spawn(answers_with(service, format!("  {answer}\n")));
+            let mut conn = Conn::new(client, PATIENCE, Path::new("/d"));
+            let err = conn
+                .call(Command::from(command()))
+                .await
+                .expect_err("mismatch");
+            assert!(matches!(err, SendError::Mismatch { .. }), "{err}");
+            let output = conn.failure(err);
+            assert_eq!(output.code, 1);
+            assert!(
+                output.stderr.contains(&named)
+                    && output.stderr.contains("sudo systemctl restart overdue"),
+                "{}",
+                output.stderr
+            );
+        }
     }
 
     #[test]

@@ -8,10 +8,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use serde_json::{Value, json};
-
 use crate::cli::admin::{AdminCommand, AdminOutput};
 use crate::cli::control;
+use crate::cli::protocol::{Migrated, MigratedOutcome, Reply};
 use crate::model::project::is_ping_key;
 use crate::service::migrate::MigrateOutcome;
 use crate::service::{Service, ServiceError};
@@ -61,38 +60,31 @@ pub async fn migrate_start(
     Ok(AdminOutput::ok(out))
 }
 
-/// One batch of a migration, inside the service: a JSON list of outcomes for [`migrate`].
+/// One batch of a migration, inside the service: the outcome of each check, for [`migrate`].
 pub async fn migrate_batch(
     service: &Service,
     project: Option<String>,
     checks: Vec<ForeignCheck>,
-) -> Outcome {
+) -> Result<Vec<Migrated>, ServiceError> {
     let results = service.import_foreign(project, checks).await?;
-    let list: Vec<Value> = results
-        .iter()
-        .map(|(c, outcome)| {
-            let mut one = json!({"uuid": c.uuid.to_string(), "name": c.name});
-            let (what, reason) = match outcome {
+    Ok(results
+        .into_iter()
+        .map(|(c, outcome)| Migrated {
+            uuid: c.uuid,
+            name: c.name,
+            outcome: match outcome {
                 MigrateOutcome::Created {
                     unmapped,
                     new_badge_key,
-                } => {
-                    one["unmapped"] = unmapped
-                        .iter()
-                        .map(|ch| json!({"kind": ch.kind, "name": ch.name}))
-                        .collect();
-                    one["new_badge_key"] = json!(new_badge_key);
-                    ("created", String::new())
-                }
-                MigrateOutcome::Present => ("present", String::new()),
-                MigrateOutcome::Refused(why) => ("refused", why.clone()),
-            };
-            one["outcome"] = json!(what);
-            one["reason"] = json!(reason);
-            one
+                } => MigratedOutcome::Created {
+                    unmapped: unmapped.into_iter().map(|ch| (ch.kind, ch.name)).collect(),
+                    new_badge_key,
+                },
+                MigrateOutcome::Present => MigratedOutcome::Present,
+                MigrateOutcome::Refused(why) => MigratedOutcome::Refused(why),
+            },
         })
-        .collect();
-    Ok(AdminOutput::ok(format!("{}\n", Value::Array(list))))
+        .collect())
 }
 
 /// Fetches the source's integrations and checks, and the start of each run in progress.
@@ -123,42 +115,38 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, r: &Value, total: usize) {
+    fn add(&mut self, r: Migrated, total: usize) {
         self.done += 1;
         let done = self.done;
-        let field = |k: &str| {
-            r.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let (uuid, name) = (field("uuid"), field("name"));
-        match field("outcome").as_str() {
-            "created" => {
+        let Migrated {
+            uuid,
+            name,
+            outcome,
+        } = r;
+        match outcome {
+            MigratedOutcome::Created {
+                unmapped,
+                new_badge_key,
+            } => {
                 self.created += 1;
                 eprintln!("[{done}/{total}] copied {uuid} {name}");
-                for ch in r["unmapped"].as_array().into_iter().flatten() {
-                    let kind = ch["kind"].as_str().unwrap_or_default();
-                    let channel = ch["name"].as_str().unwrap_or_default();
+                for (kind, channel) in unmapped {
                     self.unmapped
                         .entry(format!("{kind} {channel:?}"))
                         .or_default()
                         .push(name.clone());
                 }
-                if r["new_badge_key"].as_bool() == Some(true) {
+                if new_badge_key {
                     self.new_badges.push(name);
                 }
             }
-            "present" => {
+            MigratedOutcome::Present => {
                 self.present += 1;
                 eprintln!("[{done}/{total}] skipped {uuid} {name}: already here");
             }
-            _ => {
+            MigratedOutcome::Refused(reason) => {
                 self.refused += 1;
-                eprintln!(
-                    "[{done}/{total}] refused {uuid} {name}: {}",
-                    field("reason")
-                );
+                eprintln!("[{done}/{total}] refused {uuid} {name}: {reason}");
             }
         }
     }
@@ -227,19 +215,20 @@ pub async fn migrate(
             project: project.clone(),
             checks: batch.to_vec(),
         };
-        let output = control::run_admin(data, cmd).await;
-        if output.code != 0 {
-            let mut out = output;
-            let _ = writeln!(
-                out.stderr,
-                "overdue: stopped after {} of {total} checks; run the same command again \
-                 to continue (checks already copied are skipped)",
-                tally.done
-            );
-            return out;
-        }
-        let results: Vec<Value> = serde_json::from_str(&output.stdout).unwrap_or_default();
-        for r in &results {
+        let results = match control::request(data, cmd).await {
+            Reply::Migrated(results) => results,
+            other => {
+                let mut out = other.failure();
+                let _ = writeln!(
+                    out.stderr,
+                    "overdue: stopped after {} of {total} checks; run the same command \
+                     again to continue (checks already copied are skipped)",
+                    tally.done
+                );
+                return out;
+            }
+        };
+        for r in results {
             tally.add(r, total);
         }
     }

@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod health;
 pub mod migrate;
 pub mod progress;
+pub mod protocol;
 pub mod schedule;
 pub mod serve;
 pub mod session;

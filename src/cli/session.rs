@@ -6,13 +6,16 @@
 //! dump's badge secret, a check pass of every project and part of checks, the same again to
 //! store them, and `Finish`, which answers the summary. Every answer is an [`AdminOutput`];
 //! one with a non-zero code ends the session. An export session opens with
-//! [`AdminCommand::ExportParts`] and answers each `Next` with the next [`ExportPiece`].
-//! No message holds more than [`PART`] checks, so neither end holds a whole dump.
+//! [`AdminCommand::ExportParts`] and answers each request for the next piece with the next
+//! [`ExportPiece`]. No message holds more than [`PART`] checks, so neither end holds a whole
+//! dump. Over the socket every message travels in the versioned envelope of `cli::protocol`
+//! (`Command::Import`, `Command::ExportNext`; `Reply::Output`, `Reply::Export`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control::{Conn, Endpoint};
+use crate::cli::protocol::{Command, Reply};
 use crate::service::transfer::{ExportPlan, ImportPlan, ImportReport, PART};
 use crate::service::{AdminError, Service, ServiceError};
 use crate::transfer::dump::{self, DumpCheck, DumpProject};
@@ -34,14 +37,8 @@ pub enum ImportMsg {
     Finish,
 }
 
-/// A request of an export session after [`AdminCommand::ExportParts`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum ExportMsg {
-    Next,
-}
-
 /// An answer of an export session.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ExportPiece {
     /// The answer to [`AdminCommand::ExportParts`].
     Header {
@@ -222,16 +219,11 @@ impl Link {
     /// Opens an import session.
     pub async fn import(endpoint: Endpoint) -> Result<Link, AdminOutput> {
         match endpoint {
-            Endpoint::Socket(mut conn) => {
-                let answer: AdminOutput = conn
-                    .call(&AdminCommand::ImportParts)
-                    .await
-                    .map_err(|e| conn.failure(e))?;
-                if answer.code != 0 {
-                    return Err(answer);
-                }
-                Ok(Link::Socket(conn))
-            }
+            Endpoint::Socket(mut conn) => match conn.call(Command::ImportParts).await {
+                Ok(Reply::Output(answer)) if answer.code == 0 => Ok(Link::Socket(conn)),
+                Ok(other) => Err(other.failure()),
+                Err(e) => Err(conn.failure(e)),
+            },
             Endpoint::Local(service) => Ok(Link::Local {
                 service,
                 import: Box::default(),
@@ -243,8 +235,8 @@ impl Link {
     /// Sends one message of an import session.
     pub async fn send(&mut self, msg: ImportMsg) -> AdminOutput {
         match self {
-            Link::Socket(conn) => match conn.call(&msg).await {
-                Ok(answer) => answer,
+            Link::Socket(conn) => match conn.call(Command::Import(msg)).await {
+                Ok(reply) => reply.output(),
                 Err(e) => conn.failure(e),
             },
             Link::Local {
@@ -259,12 +251,11 @@ impl Link {
         project: Option<String>,
     ) -> (Option<Link>, ExportPiece) {
         match endpoint {
-            Endpoint::Socket(mut conn) => {
-                match conn.call(&AdminCommand::ExportParts { project }).await {
-                    Ok(piece) => (Some(Link::Socket(conn)), piece),
-                    Err(e) => (None, ExportPiece::Failed(conn.failure(e))),
-                }
-            }
+            Endpoint::Socket(mut conn) => match conn.call(Command::ExportParts { project }).await {
+                Ok(Reply::Export(piece)) => (Some(Link::Socket(conn)), piece),
+                Ok(other) => (None, ExportPiece::Failed(other.failure())),
+                Err(e) => (None, ExportPiece::Failed(conn.failure(e))),
+            },
             Endpoint::Local(service) => {
                 let (session, header) = ExportSession::start(&service, project.as_deref());
                 let link = Link::Local {
@@ -280,8 +271,9 @@ impl Link {
     /// The next piece of an export session.
     pub async fn next(&mut self) -> ExportPiece {
         match self {
-            Link::Socket(conn) => match conn.call(&ExportMsg::Next).await {
-                Ok(piece) => piece,
+            Link::Socket(conn) => match conn.call(Command::ExportNext).await {
+                Ok(Reply::Export(piece)) => piece,
+                Ok(other) => ExportPiece::Failed(other.failure()),
                 Err(e) => ExportPiece::Failed(conn.failure(e)),
             },
             Link::Local {

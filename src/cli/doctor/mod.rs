@@ -24,6 +24,7 @@ use jiff::Timestamp;
 use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control;
 use crate::cli::health::local_address;
+use crate::cli::protocol::Reply;
 use crate::model::limits::{
     DOCTOR_CLOCK_SLACK_SECS, DOCTOR_MIN_FREE_BYTES, DOCTOR_NET_TIMEOUT_SECS,
 };
@@ -329,8 +330,8 @@ fn existing_ancestor(path: &Path) -> PathBuf {
 }
 
 /// The newest time the data file records (admin command, so it works while serving).
-pub fn newest_time(service: &Service) -> AdminOutput {
-    let newest = service.read(|s| {
+pub fn newest_time(service: &Service) -> Option<Timestamp> {
+    service.read(|s| {
         let checks = s
             .all_checks()
             .flat_map(|c| [Some(c.created), c.last_ping, c.last_start])
@@ -341,8 +342,7 @@ pub fn newest_time(service: &Service) -> AdminOutput {
             .map(|p| p.created)
             .collect::<Vec<_>>();
         checks.chain(projects).max()
-    });
-    AdminOutput::ok(newest.map(|t| format!("{t}\n")).unwrap_or_default())
+    })
 }
 
 /// The settings `serve` would run with from `doctor`'s flags and environment, with the facts
@@ -351,12 +351,11 @@ async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<F
     let mut findings = Vec::new();
     let mut settings = Settings::default();
     if data.join(DB_FILE).exists() {
-        let out = control::run_admin(data, AdminCommand::Settings).await;
-        match serde_json::from_str::<Settings>(out.stdout.trim()) {
-            Ok(facts) if out.code == 0 => settings = facts,
-            _ => findings.push(Finding::Problem(format!(
+        match control::request(data, AdminCommand::Settings).await {
+            Reply::Settings(facts) => settings = facts,
+            other => findings.push(Finding::Problem(format!(
                 "cannot read the data file: {}",
-                out.stderr.trim().trim_start_matches("overdue: ")
+                message(other.failure())
             ))),
         }
     }
@@ -377,17 +376,25 @@ async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<F
 
 /// The settings of the service running on `data`, if one runs.
 async fn settings_of_running(data: &Path) -> Option<Result<Settings, Finding>> {
-    let out = control::ask_running(data, &AdminCommand::Settings).await?;
-    let parsed = serde_json::from_str::<Settings>(out.stdout.trim());
-    Some(match parsed {
-        Ok(settings) if out.code == 0 => Ok(settings),
-        _ => Err(Finding::Problem(format!(
+    let reply = control::ask_running(data, AdminCommand::Settings).await?;
+    Some(match reply {
+        Reply::Settings(settings) => Ok(settings),
+        other => Err(Finding::Problem(format!(
             "the service running on {} did not tell the settings it runs with ({}); if it is \
              an older version, restart it after upgrading",
             data.display(),
-            out.stderr.trim().trim_start_matches("overdue: ")
+            message(other.failure())
         ))),
     })
+}
+
+/// A failure's message without the `overdue: ` that starts it on its own.
+fn message(output: AdminOutput) -> String {
+    output
+        .stderr
+        .trim()
+        .trim_start_matches("overdue: ")
+        .to_string()
 }
 
 /// Runs every check; the report and the exit code.
@@ -422,8 +429,10 @@ pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
         }
     };
     let newest = if data.join(DB_FILE).exists() {
-        let out = control::run_admin(data, AdminCommand::NewestTime).await;
-        out.stdout.trim().parse::<Timestamp>().ok()
+        match control::request(data, AdminCommand::NewestTime).await {
+            Reply::NewestTime(newest) => newest,
+            _ => None,
+        }
     } else {
         None
     };

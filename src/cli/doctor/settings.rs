@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::admin::{AdminOutput, count};
+use crate::cli::admin::count;
 use crate::cli::doctor::Finding;
 use crate::model::ChannelConfig;
 use crate::model::site_root;
@@ -70,16 +70,6 @@ pub fn gather(service: &Service) -> Settings {
         checks_without_channels,
         email_channels,
     }
-}
-
-/// The answer to [`AdminCommand::Settings`](crate::cli::admin::AdminCommand::Settings): the
-/// settings as JSON.
-pub fn answer(service: &Service) -> AdminOutput {
-    let settings = gather(service);
-    AdminOutput::ok(format!(
-        "{}\n",
-        serde_json::to_string(&settings).unwrap_or_default()
-    ))
 }
 
 /// Whether links built from the site root can be opened.
