@@ -15,17 +15,13 @@ use process::{Ran, STARTUP_DEADLINE, Serve, base_command, free_port, init_data, 
 
 /// `overdue ARGS...` in `cwd`, with the packaged directory at `packaged`.
 fn overdue_at(cwd: &Path, packaged: &Path, args: &[&str]) -> Ran {
-    let out = base_command()
+    base_command()
         .current_dir(cwd)
         .env("OVERDUE_PACKAGED_DATA", packaged)
         .args(args)
         .output()
-        .expect("run overdue");
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .expect("run overdue")
+        .into()
 }
 
 fn entries(dir: &Path) -> Vec<PathBuf> {
@@ -257,12 +253,7 @@ fn as_nobody(test: &str) -> Option<Command> {
 }
 
 fn run_as_nobody(mut cmd: Command, args: &[&str]) -> Ran {
-    let out = cmd.args(args).output().expect("run setpriv");
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    cmd.args(args).output().expect("run setpriv").into()
 }
 
 /// A refusal: exit 1, one line, the OS's reason once, the path, its owner and mode, sudo.

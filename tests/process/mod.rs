@@ -312,6 +312,16 @@ pub struct Ran {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Ran {
+    fn from(out: std::process::Output) -> Ran {
+        Ran {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 impl Ran {
     /// Asserts success; stdout.
     pub fn ok(self) -> String {
@@ -359,17 +369,13 @@ pub fn init_data(data: &Path) {
 
 /// Runs `overdue --data DATA ARGS...` to its end.
 pub fn overdue_in(data: &Path, args: &[&str]) -> Ran {
-    let out = base_command()
+    base_command()
         .arg("--data")
         .arg(data)
         .args(args)
         .output()
-        .expect("run overdue");
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .expect("run overdue")
+        .into()
 }
 
 impl Serve {
