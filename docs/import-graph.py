@@ -19,6 +19,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 LAYERS = [
     ["cli"],
     ["server"],
+    ["web"],
     ["api", "email", "monitor", "notify"],
     ["service"],
     ["store", "transfer"],
