@@ -12,6 +12,7 @@ pub mod outbox;
 pub mod ping;
 pub mod project;
 pub mod ratelimit;
+pub mod session;
 pub mod signal;
 pub mod site_root;
 pub mod slug;
