@@ -18,7 +18,8 @@ use redb::{
 
 use crate::store::{
     API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, FLIPS, JOURNAL, META,
-    OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SLUG_INDEX, Store, StoreError,
+    OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS, SLUG_INDEX, Store,
+    StoreError,
 };
 
 /// What a backup holds.
@@ -74,8 +75,11 @@ fn copy_multimap<K: Key + 'static, V: Key + 'static>(
     Ok(())
 }
 
-/// Copies every table of the snapshot `from` into `to`; refuses a file holding a table this
-/// release does not know (it would be silently left out of the backup).
+/// Copies every table of the snapshot `from` into `to` but the sessions; refuses a file holding
+/// a table this release does not know (it would be silently left out of the backup).
+///
+/// Sessions stay behind on purpose: a backup is a copy to keep or to hand on, and a signed-in
+/// browser should not come back to life wherever it is restored (a restore signs everyone out).
 fn copy_all(from: &ReadTransaction, to: &WriteTransaction) -> Result<(u64, u64), StoreError> {
     let mut copied = BTreeSet::new();
     let c = &mut copied;
@@ -95,6 +99,7 @@ fn copy_all(from: &ReadTransaction, to: &WriteTransaction) -> Result<(u64, u64),
     copy_table(from, to, REPEATS, c)?;
     pings += copy_table(from, to, JOURNAL, c)?;
     copy_table(from, to, BADGE_KEYS, c)?;
+    c.insert(SESSIONS.name().to_string());
     let names: Vec<String> = from
         .list_tables()?
         .map(|t| t.name().to_string())
@@ -223,7 +228,10 @@ mod tests {
         txn.put_ping(&ping(check.uuid, 1), b"body").expect("ping");
         txn.put_journal(1, &ping(check.uuid, 2), b"")
             .expect("journal");
+        let session = crate::model::session::Session::new(Timestamp::UNIX_EPOCH);
+        txn.put_session(&[7; 32], &session).expect("session");
         txn.commit().expect("commit");
+        assert_eq!(store.load().expect("load").sessions.len(), 1);
 
         let dest = tmp.path().join("copy.redb");
         let report = store.backup(&dest).expect("backup");
@@ -239,6 +247,8 @@ mod tests {
         let restored = Store::open(&restored_dir).expect("the backup opens");
         let snap = restored.load().expect("load");
         assert_eq!(snap.projects, vec![project]);
+        // A restore signs everyone out.
+        assert!(snap.sessions.is_empty());
         assert_eq!(snap.checks[0].badge_key, check.badge_key);
         assert_eq!(restored.pings(check.uuid, 10).expect("pings").len(), 1);
         assert_eq!(

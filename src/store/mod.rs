@@ -23,10 +23,11 @@ use redb::{
 };
 use uuid::Uuid;
 
+use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use records::{
     ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
-    OutboxRecord, PingRecord, ProjectRecord, TriesRecord, decode,
+    OutboxRecord, PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -57,6 +58,8 @@ pub(crate) const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new(
 pub(crate) const OUTBOX_TRIES: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox_tries");
 pub(crate) const DELIVERIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("deliveries");
 pub(crate) const REPEATS: TableDefinition<[u8; 32], i64> = TableDefinition::new("repeats");
+/// Dashboard sessions by SHA-256 of their token. Left out of backups (see `backup.rs`).
+pub(crate) const SESSIONS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("sessions");
 
 /// Delivery attempts kept per channel (the newest), for `channel ls` and the log of failures.
 pub const DELIVERIES_KEPT: usize = 50;
@@ -177,6 +180,8 @@ pub struct Snapshot {
     pub next_outbox_seq: u64,
     /// The sequence number the next journal entry gets.
     pub next_journal_seq: u64,
+    /// Dashboard sessions by [`crate::model::session::session_id`], expired ones included.
+    pub sessions: Vec<([u8; 32], Session)>,
 }
 
 /// The open data file.
@@ -328,6 +333,7 @@ impl Store {
             txn.open_table(OUTBOX_TRIES)?;
             txn.open_table(DELIVERIES)?;
             txn.open_table(REPEATS)?;
+            txn.open_table(SESSIONS)?;
         }
         txn.commit()?;
         Ok(())
@@ -369,6 +375,7 @@ impl Store {
             Some((k, _)) => k.value() + 1,
             None => 1,
         };
+        snap.sessions = read_sessions(&txn)?;
         let links = txn.open_table(CHECK_CHANNELS)?;
         let mut link_iter = links.iter()?.peekable();
         // Both tables are ordered by check UUID, so links are merged in one pass.
@@ -559,6 +566,27 @@ impl Store {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(META)?.get(key)?.map(|v| v.value().to_vec()))
     }
+}
+
+/// Every stored session. A file written before sessions existed has no table, which means no
+/// sessions: opening creates every table, so this only guards a file that skipped that step.
+pub(crate) fn read_sessions(
+    txn: &redb::ReadTransaction,
+) -> Result<Vec<([u8; 32], Session)>, StoreError> {
+    let table = match txn.open_table(SESSIONS) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for entry in table.iter()? {
+        let (k, v) = entry?;
+        out.push((
+            k.value(),
+            decode::<SessionRecord>(v.value(), "session")?.into(),
+        ));
+    }
+    Ok(out)
 }
 
 fn open_database(dir: &Path, path: &Path) -> Result<Database, StoreError> {

@@ -11,6 +11,7 @@ use jiff::SignedDuration;
 use uuid::Uuid;
 
 use crate::model::limits::DEFAULT_SCHEDULE;
+use crate::model::session::Session;
 use crate::model::time::{from_micros, to_micros};
 use crate::model::{
     ApiKey, Channel, Check, Delivery, Flip, Kind, OutboxEntry, Ping, PingKind, Project,
@@ -133,6 +134,35 @@ impl From<ApiKeyRecord> for ApiKey {
             label: r.label,
             hash: r.hash,
             created: from_micros(r.created_us),
+        }
+    }
+}
+
+/// A dashboard session; its key (SHA-256 of the token) is the only trace of the token.
+#[derive(Encode, Decode)]
+pub struct SessionRecord {
+    /// API key identifiers, in the order they were added.
+    pub keys: Vec<String>,
+    pub created_us: i64,
+    pub last_used_us: i64,
+}
+
+impl From<&Session> for SessionRecord {
+    fn from(s: &Session) -> Self {
+        SessionRecord {
+            keys: s.keys.clone(),
+            created_us: to_micros(s.created),
+            last_used_us: to_micros(s.last_used),
+        }
+    }
+}
+
+impl From<SessionRecord> for Session {
+    fn from(r: SessionRecord) -> Self {
+        Session {
+            keys: r.keys,
+            created: from_micros(r.created_us),
+            last_used: from_micros(r.last_used_us),
         }
     }
 }

@@ -828,3 +828,45 @@ fn the_default_for_new_checks_flag_is_a_setting_of_the_record_kept_out_of_the_co
     let record = records::ChannelRecord::from(&plain);
     assert!(record.settings.iter().all(|(k, _)| k != "default_for_new"));
 }
+
+#[test]
+fn sessions_round_trip_are_deleted_and_a_file_without_the_table_has_none() {
+    use crate::model::session::Session;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let kept = Session {
+        keys: vec!["hcw_aaaaaaaa".into(), "hcr_bbbbbbbb".into()],
+        created: at(1),
+        last_used: at(2),
+    };
+    {
+        let store = Store::open(tmp.path()).expect("open");
+        let mut txn = store.begin_write().expect("begin");
+        txn.put_session(&[1; 32], &kept).expect("put");
+        txn.put_session(&[2; 32], &Session::new(at(3)))
+            .expect("put");
+        txn.commit().expect("commit");
+        let mut txn = store.begin_write().expect("begin");
+        txn.delete_session(&[2; 32]).expect("delete");
+        txn.delete_session(&[9; 32])
+            .expect("deleting a missing one is no error");
+        txn.commit().expect("commit");
+    }
+    let store = Store::open(tmp.path()).expect("reopen");
+    assert_eq!(store.load().expect("load").sessions, vec![([1; 32], kept)]);
+
+    // A file from before sessions: redb answers "no such table", which reads as no sessions.
+    let old = redb::Database::create(tmp.path().join("old.redb")).expect("create");
+    let txn = old.begin_write().expect("begin");
+    txn.open_table(PROJECTS).expect("projects");
+    txn.commit().expect("commit");
+    let read = old.begin_read().expect("read");
+    assert!(matches!(
+        read.open_table(SESSIONS),
+        Err(redb::TableError::TableDoesNotExist(_))
+    ));
+    assert!(
+        read_sessions(&read)
+            .expect("no table, no sessions")
+            .is_empty()
+    );
+}

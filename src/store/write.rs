@@ -4,15 +4,16 @@
 use redb::ReadableTable;
 use uuid::Uuid;
 
+use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
-    OutboxRecord, PingRecord, ProjectRecord, TriesRecord, decode, encode,
+    OutboxRecord, PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode, encode,
 };
 use crate::store::{
     API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
-    JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SLUG_INDEX,
-    StoreError, keys,
+    JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS,
+    SLUG_INDEX, StoreError, keys,
 };
 
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
@@ -57,6 +58,21 @@ impl WriteTxn {
         if let Some(id) = keys::api_key_id(id) {
             self.txn.open_table(API_KEYS)?.remove(id)?;
         }
+        Ok(())
+    }
+
+    /// Writes a dashboard session under its id (SHA-256 of its token).
+    pub fn put_session(&mut self, id: &[u8; 32], session: &Session) -> Result<(), StoreError> {
+        let bytes = encode(&SessionRecord::from(session))?;
+        self.txn
+            .open_table(SESSIONS)?
+            .insert(id, bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Removes a dashboard session; removing one that is not there is no error.
+    pub fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
+        self.txn.open_table(SESSIONS)?.remove(id)?;
         Ok(())
     }
 
