@@ -7,6 +7,7 @@ use uuid::Uuid;
 use crate::model::project::{generate_api_key, generate_ping_key};
 use crate::model::{ApiKey, Channel, ChannelConfig, Check, Project};
 use crate::service::auth::hash_key;
+use crate::service::sessions::forget_key_in_sessions;
 use crate::service::{AdminError, Service, ServiceError, State, WriteCtx};
 
 /// A key as created: the plaintext is shown once and never stored.
@@ -203,6 +204,7 @@ impl Service {
                     ctx.state.remove_channel(channel);
                 }
                 for id in &keys {
+                    forget_key_in_sessions(ctx, id)?;
                     ctx.txn.delete_api_key(id)?;
                     ctx.state.remove_api_key(id);
                 }
@@ -272,7 +274,8 @@ impl Service {
         Ok(NewKey { key, plaintext })
     }
 
-    /// Removes a key by its identifier (as `key ls` shows it). It stops working at once.
+    /// Removes a key by its identifier (as `key ls` shows it). It stops working at once, in
+    /// the API and in every dashboard session signed in with it.
     pub async fn remove_key(&self, project: &str, id: &str) -> Result<ApiKey, ServiceError> {
         let (project, id) = (project.to_string(), id.to_string());
         let removed = self
@@ -282,6 +285,7 @@ impl Service {
                     Some(k) if k.project == p.uuid => {}
                     _ => return Err(AdminError::NoSuchKey { project, key: id }.into()),
                 }
+                forget_key_in_sessions(ctx, &id)?;
                 ctx.txn.delete_api_key(&id)?;
                 ctx.state.remove_api_key(&id).ok_or(ServiceError::NotFound)
             })

@@ -19,6 +19,9 @@ pub mod metrics;
 pub mod migrate;
 pub mod pings;
 pub mod reads;
+pub mod sessions;
+#[cfg(test)]
+mod sessions_tests;
 pub mod state;
 pub mod transfer;
 pub mod writer;
@@ -162,7 +165,8 @@ impl Service {
                 .unwrap_or_else(|| DEFAULT_SITE_ROOT.to_string()),
         };
         let started = std::time::Instant::now();
-        let state = State::load(&store)?;
+        let mut state = State::load(&store)?;
+        state.drop_expired_sessions(clock.now());
         let silent = checks::count_checks_without_channels(&state);
         tracing::info!(
             checks = state.check_count(),

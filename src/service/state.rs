@@ -1,6 +1,6 @@
 //! The in-memory picture of the store: every project, key, check and channel, with the
 //! indexes the hot paths need (check by UUID, by project and slug, by unique_key; project by
-//! ping key). It is rebuilt from the file at start and after a failed commit; the file is the
+//! ping key), and the dashboard's sessions. It is rebuilt from the file at start and after a failed commit; the file is the
 //! truth.
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::model::check::unique_key_digest;
 use crate::model::ping::record;
+use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Kind, Ping, Project};
 use crate::schedule::Schedule;
 use crate::service::journal::Unfolded;
@@ -36,6 +37,12 @@ pub struct State {
     next_journal_seq: u64,
     /// Journaled pings waiting to be folded into the pings table.
     unfolded: Unfolded,
+    /// Dashboard sessions by SHA-256 of their token. Expired ones may linger until a write
+    /// removes them, so every lookup checks expiry.
+    sessions: HashMap<[u8; 32], Session>,
+    /// Sessions dropped from memory at start that the file still holds: the next sessions
+    /// write deletes them.
+    sessions_to_delete: Vec<[u8; 32]>,
 }
 
 /// The 20 bytes behind a 40-digit hex unique_key.
@@ -140,6 +147,7 @@ impl State {
             self.next_seq = self.next_seq.max(c.seq + 1);
             self.channels.insert(c.uuid, c);
         }
+        self.sessions.extend(snap.sessions);
         self.next_seq = self.next_seq.max(1);
         self.next_outbox_seq = snap.next_outbox_seq.max(1);
         self.next_journal_seq = snap.next_journal_seq.max(1);
@@ -389,5 +397,42 @@ impl State {
 
     pub fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
         self.channels.remove(uuid)
+    }
+
+    // ----- dashboard sessions -----
+
+    pub fn session(&self, id: &[u8; 32]) -> Option<&Session> {
+        self.sessions.get(id)
+    }
+
+    pub fn put_session(&mut self, id: [u8; 32], session: Session) {
+        self.sessions.insert(id, session);
+    }
+
+    pub fn remove_session(&mut self, id: &[u8; 32]) -> Option<Session> {
+        self.sessions.remove(id)
+    }
+
+    /// Every session, in no particular order.
+    pub fn sessions(&self) -> impl Iterator<Item = (&[u8; 32], &Session)> {
+        self.sessions.iter()
+    }
+
+    /// Forgets the sessions expired at `now` (at start); they are listed for the next write,
+    /// which deletes them from the file ([`State::take_sessions_to_delete`]).
+    pub fn drop_expired_sessions(&mut self, now: jiff::Timestamp) {
+        let to_delete = &mut self.sessions_to_delete;
+        self.sessions.retain(|id, s| {
+            let keep = !s.expired(now);
+            if !keep {
+                to_delete.push(*id);
+            }
+            keep
+        });
+    }
+
+    /// The sessions [`State::drop_expired_sessions`] left in the file, once.
+    pub fn take_sessions_to_delete(&mut self) -> Vec<[u8; 32]> {
+        std::mem::take(&mut self.sessions_to_delete)
     }
 }
