@@ -4,7 +4,7 @@
 //! The layout follows the architecture: `model` (plain data and pure rules), `schedule`
 //! (cron and OnCalendar), `store` (the redb file), `service` (in-memory state, the single
 //! writer, operations), `monitor` (deadlines), `notify` (alert delivery), `api` (HTTP),
-//! `email` (the SMTP listener for email pings), `transfer` (export, import, migration),
+//! `email` (the SMTP listener for email pings), `web` (the dashboard), `transfer` (export, import, migration),
 //! `server` (listeners and shutdown), `cli` (commands).
 
 pub mod api;
@@ -19,3 +19,4 @@ pub mod service;
 pub mod store;
 pub mod tls;
 pub mod transfer;
+pub mod web;

@@ -1,4 +1,5 @@
-//! The HTTP surface: one warp filter that hands every request to [`handle`], which routes it
+//! The HTTP surface of the APIs: [`handle`] routes a request (which `web::filter` hands over
+//! when it is not a dashboard page)
 //! to the Pinging API (`/ping/...`, in [`ping`]), the Management API
 //! (`/api/v1|v2|v3/...`), badges, the Prometheus endpoints (`metrics`), or answers 404. Handlers are plain async
 //! functions over [`Request`]; errors become responses only in [`error`].
@@ -16,7 +17,6 @@ pub mod ratelimit;
 pub mod response;
 pub mod router;
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -25,7 +25,6 @@ use bytes::{Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
-use warp::{Buf, Filter};
 
 use crate::model::limits::{DEFAULT_API_RATE_LIMIT, MAX_API_BODY_BYTES};
 use crate::service::Service;
@@ -51,6 +50,8 @@ pub struct ApiConfig {
     pub metrics_token: Option<String>,
     /// Longest time a request body may take to arrive (408 after).
     pub body_timeout: std::time::Duration,
+    /// Serve the dashboard (`web`) at the site root; off for API-only installs.
+    pub dashboard: bool,
 }
 
 impl Default for ApiConfig {
@@ -63,6 +64,7 @@ impl Default for ApiConfig {
             body_timeout: std::time::Duration::from_secs(
                 crate::model::limits::DEFAULT_BODY_TIMEOUT_SECS,
             ),
+            dashboard: true,
         }
     }
 }
@@ -198,51 +200,6 @@ pub async fn read_body(
         .unwrap_or(Err(BodyError::TimedOut))
 }
 
-/// The warp filter serving everything.
-pub fn filter(app: Arc<App>) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
-    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    warp::any()
-        .and(warp::method())
-        .and(warp::path::full())
-        .and(query)
-        .and(warp::header::headers_cloned())
-        .and(warp::ext::optional::<Peer>().map(|peer: Option<Peer>| peer.map(|p| p.0)))
-        .and(warp::body::stream())
-        .then(
-            move |method: Method,
-                  path: warp::path::FullPath,
-                  query: String,
-                  headers: HeaderMap,
-                  remote: Option<SocketAddr>,
-                  body| {
-                let app = app.clone();
-                let body = boxed_body(body);
-                async move {
-                    handle(
-                        app,
-                        method,
-                        path.as_str().to_string(),
-                        query,
-                        headers,
-                        remote,
-                        body,
-                    )
-                    .await
-                }
-            },
-        )
-        .recover(|_| async { Ok::<_, Infallible>(not_found()) })
-        .unify()
-}
-
-fn boxed_body<S, B>(stream: S) -> BodyStream
-where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
-    B: Buf,
-{
-    Box::pin(stream.map(|r| r.map(|mut b| b.copy_to_bytes(b.remaining()))))
-}
-
 /// A `301` to `path` with the request's query string, and an empty body.
 fn redirect(path: &str, query: &str) -> Response {
     let to = if query.is_empty() {
@@ -257,7 +214,8 @@ fn redirect(path: &str, query: &str) -> Response {
     resp
 }
 
-fn not_found() -> Response {
+/// The 404 of every path nobody serves.
+pub fn not_found() -> Response {
     ApiError::NotFound.into_response("OPTIONS")
 }
 

@@ -87,6 +87,16 @@ pub struct ServeArgs {
         help_heading = PUBLIC_URL
     )]
     pub site_root: Option<String>,
+    /// The dashboard at the site root: `on`, or `off` for an API-only install.
+    #[arg(
+        long,
+        env = "OVERDUE_DASHBOARD",
+        value_name = "on|off",
+        default_value = "on",
+        value_parser = on_off,
+        help_heading = PUBLIC_URL
+    )]
+    pub dashboard: bool,
     /// Management API requests per minute per key; 0 turns the limit off.
     #[arg(long, env = "OVERDUE_API_RATE_LIMIT", default_value_t = DEFAULT_API_RATE_LIMIT, value_name = "N", help_heading = LIMITS)]
     pub api_rate_limit: u32,
@@ -169,6 +179,15 @@ pub struct ServeArgs {
 }
 
 /// `--site-root`'s check: an http:// or https:// URL with a host (clap exits 2 otherwise).
+/// `on`/`off` (and the usual spellings of true and false, as environment files have them).
+fn on_off(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        other => Err(format!("{other:?} is neither on nor off")),
+    }
+}
+
 fn site_root_arg(root: &str) -> Result<String, String> {
     crate::model::site_root::parse(root).map_err(|e| e.to_string())
 }
@@ -258,6 +277,7 @@ impl ServeArgs {
                 ping_rate_limit: self.ping_rate_limit,
                 metrics_token: self.metrics_token.clone(),
                 body_timeout: secs(self.body_timeout),
+                dashboard: self.dashboard,
             },
             max_connections: self.max_connections,
             timeouts: Timeouts {

@@ -10,7 +10,7 @@
 //! - A failing connection is the client's business (a reset, garbage, a timeout): logged at
 //!   debug, never at error, so that real errors stand out.
 //!
-//! Requests reach warp's filter (`api::filter`) with the peer address in their extensions
+//! Requests reach warp's filter (`web::filter`) with the peer address in their extensions
 //! ([`Peer`]), since warp's `addr::remote` only works under warp's own server.
 //!
 //! HTTP/1.1 only: every client of the Healthchecks API (curl, scripts, reverse proxies) speaks
@@ -31,7 +31,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot};
 use tower_service::Service as _;
 
-use crate::api::{App, Peer, filter};
+use crate::api::{App, Peer};
+use crate::web::filter;
 pub use deadline::Timeouts;
 
 /// How long in-flight requests may take to finish after shutdown is asked for.
