@@ -35,4 +35,5 @@ mod packaging;
 mod schedule_props;
 mod schedule_vectors;
 mod storage;
+mod web;
 mod writer;

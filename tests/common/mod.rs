@@ -51,6 +51,8 @@ pub struct Options {
     pub deliver: bool,
     /// Reuse this data directory (a restart) instead of a fresh one.
     pub dir: Option<tempfile::TempDir>,
+    /// A path after the address in the site root (`/overdue`: served behind a proxy there).
+    pub site_path: &'static str,
 }
 
 impl Default for Options {
@@ -63,6 +65,7 @@ impl Default for Options {
             service: ServiceConfig::default(),
             deliver: false,
             dir: None,
+            site_path: "",
         }
     }
 }
@@ -80,7 +83,7 @@ impl TestServer {
         };
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
-        opts.service.site_root = Some(base.clone());
+        opts.service.site_root = Some(format!("{base}{}", opts.site_path));
         let service =
             Arc::new(Service::open(dir.path(), opts.service, Clock::System).expect("open"));
         let created = service
@@ -245,6 +248,94 @@ impl TestServer {
         assert_eq!(r.status(), 200);
         let doc: Value = r.json().await.expect("json");
         doc["checks"].as_array().expect("array").clone()
+    }
+}
+
+/// A dashboard visitor: a session cookie and its CSRF token, as a browser holds them.
+pub struct WebSession<'a> {
+    pub server: &'a TestServer,
+    pub cookie: String,
+    pub csrf: String,
+}
+
+/// The value of a response's `Set-Cookie` for the session cookie (`name=value` only).
+pub fn session_cookie(r: &reqwest::Response) -> Option<String> {
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("overdue_session=") && !v.starts_with("overdue_session=;"))
+        .map(|v| v.split(';').next().unwrap_or("").to_string())
+}
+
+/// The value of the first `name="csrf"` hidden field of a page.
+pub fn csrf_of(page: &str) -> Option<String> {
+    let at = page.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    Some(page[at..].split('"').next()?.to_string())
+}
+
+impl TestServer {
+    /// A client that does not follow redirects (the tests look at them).
+    pub fn browser(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client")
+    }
+
+    /// Signs in to the dashboard with `key`, asserting it works.
+    pub async fn sign_in(&self, key: &str) -> WebSession<'_> {
+        let r = self
+            .browser()
+            .post(self.url("/signin/"))
+            .form(&[("key", key)])
+            .send()
+            .await
+            .expect("sign in");
+        assert_eq!(r.status(), 303, "sign-in refused");
+        let cookie = session_cookie(&r).expect("session cookie");
+        let mut session = WebSession {
+            server: self,
+            cookie,
+            csrf: String::new(),
+        };
+        let (_, page) = session.get("/signin/").await;
+        session.csrf = csrf_of(&page).expect("csrf token on the page");
+        session
+    }
+}
+
+impl WebSession<'_> {
+    /// GETs a dashboard path: the status and the body.
+    pub async fn get(&self, path: &str) -> (u16, String) {
+        let r = self
+            .server
+            .browser()
+            .get(self.server.url(path))
+            .header("cookie", &self.cookie)
+            .send()
+            .await
+            .expect("get");
+        (r.status().as_u16(), r.text().await.expect("body"))
+    }
+
+    /// POSTs a form with the session's CSRF token added.
+    pub async fn post(&self, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut all: Vec<(&str, &str)> = vec![("csrf", &self.csrf)];
+        all.extend_from_slice(fields);
+        self.post_raw(path, &all).await
+    }
+
+    /// POSTs a form as it is (no CSRF token added).
+    pub async fn post_raw(&self, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.server
+            .browser()
+            .post(self.server.url(path))
+            .header("cookie", &self.cookie)
+            .form(fields)
+            .send()
+            .await
+            .expect("post")
     }
 }
 
