@@ -239,6 +239,7 @@ impl ServeArgs {
             allow_shell: self.allow_shell_channels,
             retry_delays: backoff(Duration::from_secs(self.retry_base), self.delivery_tries),
             timeout: Duration::from_secs(self.delivery_timeout.max(1)),
+            dashboard: self.dashboard,
             ..NotifyConfig::default()
         }
     }

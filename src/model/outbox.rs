@@ -125,6 +125,18 @@ pub struct NotifyConfig {
     pub timeout: Duration,
     /// Deliveries running at once.
     pub in_flight: usize,
+    /// The dashboard is served: alerts link to the check's page there (else to the API).
+    pub dashboard: bool,
+}
+
+/// Where an alert about a check links: its dashboard page when the dashboard is on (a person
+/// opens it in a browser), else the Management API URL of the check, as before the dashboard.
+pub fn check_link(site_root: &str, check: &uuid::Uuid, dashboard: bool) -> String {
+    if dashboard {
+        format!("{site_root}/checks/{check}/")
+    } else {
+        format!("{site_root}/api/v3/checks/{check}")
+    }
 }
 
 impl Default for NotifyConfig {
@@ -139,6 +151,7 @@ impl Default for NotifyConfig {
             ),
             timeout: Duration::from_secs(DEFAULT_DELIVERY_TIMEOUT_SECS),
             in_flight: DELIVERIES_IN_FLIGHT,
+            dashboard: true,
         }
     }
 }
@@ -146,6 +159,19 @@ impl Default for NotifyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alerts_link_to_the_dashboard_when_it_is_on() {
+        let u = uuid::Uuid::nil();
+        assert_eq!(
+            check_link("https://mon.example/x", &u, true),
+            format!("https://mon.example/x/checks/{u}/")
+        );
+        assert_eq!(
+            check_link("https://mon.example", &u, false),
+            format!("https://mon.example/api/v3/checks/{u}")
+        );
+    }
 
     #[test]
     fn retries_back_off_exponentially_then_stop() {

@@ -358,7 +358,11 @@ pub fn message_for(
         at,
         now,
         site_name: SITE_NAME.to_string(),
-        link: urls.check_url(check),
+        link: crate::model::outbox::check_link(
+            service.site_root(),
+            &check.uuid,
+            service.config().notify.dashboard,
+        ),
         project: project.to_string(),
         check: check.uuid,
         name: check.name.clone(),
