@@ -16,6 +16,6 @@ pub mod notify;
 pub mod schedule;
 pub mod server;
 pub mod service;
-pub mod store;
+pub(crate) mod store;
 pub mod tls;
 pub mod transfer;

@@ -22,7 +22,7 @@ const MAX_FLIP_TIMESTAMP: i64 = 10_000_000_000;
 const DURATION_LOOKBACK: usize = 64;
 
 /// GET checks/<uuid>/pings/: newest first, at most the ping log size.
-pub async fn pings(
+pub(crate) async fn pings(
     app: &App,
     req: &Request,
     version: ApiVersion,
@@ -47,7 +47,12 @@ pub async fn pings(
 }
 
 /// GET checks/<uuid>/pings/<n>/body: the raw bytes as `text/plain`.
-pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<Response, ApiError> {
+pub(crate) async fn ping_body(
+    app: &App,
+    req: &Request,
+    uuid: Uuid,
+    n: u64,
+) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     let n_pings = with_check(app, &grant, &CheckRef::Uuid(uuid), |c| c.n_pings)?;
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
@@ -110,7 +115,7 @@ fn parse_unix(raw: &str) -> Result<i64, ()> {
 }
 
 /// GET checks/<uuid|unique_key>/flips/: a bare array, newest first (decision 2).
-pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response, ApiError> {
+pub(crate) async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let uuid = with_check(app, &grant, &ident, |c| c.uuid)?;
     let mut since: Option<Timestamp> = None;

@@ -3,22 +3,22 @@
 //! not; both paths run the same code ([`admin::execute`]) and print the same output.
 
 pub mod admin;
-pub mod channel;
-pub mod channel_args;
-pub mod check;
-pub mod confirm;
-pub mod control;
-pub mod data;
-pub mod datadir;
-pub mod docs;
-pub mod doctor;
-pub mod health;
-pub mod migrate;
-pub mod progress;
+pub(crate) mod channel;
+pub(crate) mod channel_args;
+pub(crate) mod check;
+pub(crate) mod confirm;
+pub(crate) mod control;
+pub(crate) mod data;
+pub(crate) mod datadir;
+pub(crate) mod docs;
+pub(crate) mod doctor;
+pub(crate) mod health;
+pub(crate) mod migrate;
+pub(crate) mod progress;
 pub mod protocol;
-pub mod schedule;
-pub mod serve;
-pub mod session;
+pub(crate) mod schedule;
+pub(crate) mod serve;
+pub(crate) mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,7 +27,6 @@ use clap::{Parser, Subcommand};
 
 pub use admin::{AdminCommand, AdminOutput, CheckCmd, KeyCmd, ProjectCmd};
 pub use channel::{ChannelAddArgs, ChannelCmd};
-pub use serve::LogFormat;
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
 #[derive(Debug, Parser)]
@@ -40,14 +39,14 @@ pub struct Cli {
     /// socket; else ./overdue-data. Only `serve` and `import` create a data file: other
     /// commands on a directory without one exit 2.
     #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    pub(crate) data: Option<PathBuf>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the service: HTTP APIs, deadlines, the control socket.
     Serve(serve::ServeArgs),
     /// Manage projects.

@@ -8,9 +8,9 @@
 //! around it: bounded line reads, idle and session timeouts, a cap on open connections.
 //! A connection's failure (a rude client, garbage, a reset) ends that connection only.
 
-pub mod address;
-pub mod message;
-pub mod smtp;
+pub(crate) mod address;
+pub(crate) mod message;
+pub(crate) mod smtp;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,13 +35,13 @@ use smtp::{Envelope, Reply, Session, Settings, Step};
 #[derive(Debug, Clone)]
 pub struct InboundConfig {
     /// The domain of ping addresses.
-    pub domain: String,
+    pub(crate) domain: String,
     /// Largest message accepted, in bytes.
     pub max_message: usize,
     /// Silence allowed between two lines.
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// Longest connection.
-    pub session_timeout: Duration,
+    pub(crate) session_timeout: Duration,
     /// Open connections allowed at once.
     pub max_connections: usize,
 }

@@ -13,13 +13,13 @@ use crate::model::time::to_micros;
 use crate::service::Service;
 
 /// How often the sweep runs.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
 /// Checks pruned per write job.
 const CHECKS_PER_JOB: usize = 1000;
 
 /// The first instant whose flips are kept: midnight UTC on the first day of the month two
 /// months before `now`'s month.
-pub fn cutoff(now: Timestamp) -> Timestamp {
+pub(crate) fn cutoff(now: Timestamp) -> Timestamp {
     let today = now.to_zoned(TimeZone::UTC).date();
     let (mut year, mut month) = (today.year(), today.month() - 2);
     if month < 1 {
@@ -48,7 +48,7 @@ pub async fn sweep(service: &Service) {
 }
 
 /// Runs the sweep now and then every [`SWEEP_EVERY`].
-pub async fn run(service: Arc<Service>) {
+pub(crate) async fn run(service: Arc<Service>) {
     loop {
         sweep(&service).await;
         tokio::time::sleep(SWEEP_EVERY).await;

@@ -6,16 +6,16 @@ use serde_json::json;
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub const DEFAULT_URL: &str = "https://api.telegram.org";
+pub(crate) const DEFAULT_URL: &str = "https://api.telegram.org";
 
-pub struct Telegram {
+pub(crate) struct Telegram {
     base: String,
     token: String,
     chat: String,
 }
 
 impl Telegram {
-    pub fn new(s: &Settings<'_>) -> Result<Telegram, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Telegram, NotifyError> {
         let token = s.required("telegram", "token")?;
         // Bot tokens are `<digits>:<letters, digits, _ and ->` and go into the path as is.
         if !token

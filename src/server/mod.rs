@@ -17,9 +17,9 @@
 //! it, and one protocol keeps one set of limits.
 
 mod conn;
-pub mod daemon;
-pub mod deadline;
-pub mod sd_notify;
+pub(crate) mod daemon;
+pub(crate) mod deadline;
+pub(crate) mod sd_notify;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -32,17 +32,14 @@ use tokio::sync::{Semaphore, oneshot};
 use tower_service::Service as _;
 
 use crate::api::{App, Peer, filter};
-pub use deadline::Timeouts;
-
-/// How long in-flight requests may take to finish after shutdown is asked for.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) use deadline::Timeouts;
 
 /// What the server allows each connection and all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Connections served at once; more are refused.
     pub max_connections: usize,
-    pub timeouts: Timeouts,
+    pub(crate) timeouts: Timeouts,
 }
 
 impl Default for Limits {

@@ -32,22 +32,22 @@ use crate::service::metrics::KeyVerification;
 use crate::service::{Service, ServiceError};
 
 /// Verified keys remembered at most; the map is emptied when it would grow past this.
-pub const KEY_CACHE_MAX: usize = 4096;
+pub(crate) const KEY_CACHE_MAX: usize = 4096;
 /// argon2 verifications running at once.
 pub const VERIFY_PERMITS: usize = 2;
 
 /// The project and rights a request's key grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub(crate) struct Grant {
     pub project: Uuid,
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Identifier of the key (for rate limiting and logs).
-    pub key_id: String,
+    pub(crate) key_id: String,
 }
 
 /// Result of checking a presented key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No key, or not 32 characters long (the reference says "missing" for both).
     Missing,
     /// A key of the right length that does not match.
@@ -61,7 +61,7 @@ pub enum Verdict {
 }
 
 /// Memory of verified keys.
-pub struct KeyCache {
+pub(crate) struct KeyCache {
     verified: Mutex<HashMap<[u8; 32], String>>,
     permits: Semaphore,
     /// Failed verifications per key identifier and per client address.
@@ -100,7 +100,7 @@ impl Failures {
 /// host commonly holds whole (counting single addresses there would limit nothing). An
 /// IPv4-mapped IPv6 address counts as its IPv4 address; text that is no address (a forwarded
 /// header can say anything) counts as itself.
-pub fn client_bucket(addr: &str) -> String {
+pub(crate) fn client_bucket(addr: &str) -> String {
     match addr.parse::<IpAddr>() {
         Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
             Some(v4) => v4.to_string(),
@@ -115,7 +115,7 @@ pub fn client_bucket(addr: &str) -> String {
 }
 
 impl KeyCache {
-    pub fn new() -> KeyCache {
+    pub(crate) fn new() -> KeyCache {
         KeyCache {
             verified: Mutex::new(HashMap::new()),
             permits: Semaphore::new(VERIFY_PERMITS),
@@ -143,7 +143,7 @@ impl KeyCache {
     }
 
     /// Forgets every cached verification of the key `id`.
-    pub fn forget(&self, id: &str) {
+    pub(crate) fn forget(&self, id: &str) {
         self.verified
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -158,7 +158,7 @@ impl Default for KeyCache {
 }
 
 /// The argon2id hash (PHC string) of a key, with a fresh salt.
-pub fn hash_key(key: &str) -> Result<String, ServiceError> {
+pub(crate) fn hash_key(key: &str) -> Result<String, ServiceError> {
     Argon2::default()
         .hash_password(key.as_bytes())
         .map(|h| h.to_string())
@@ -189,7 +189,7 @@ impl Service {
     /// Checks a presented API key. `allow_read_only` is false for endpoints that need a
     /// read-write key; a read-only key there is "wrong", as in the reference. `client` is the
     /// caller's address (failed verifications are throttled per address too).
-    pub async fn authenticate(
+    pub(crate) async fn authenticate(
         &self,
         key: &str,
         allow_read_only: bool,

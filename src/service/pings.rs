@@ -53,7 +53,7 @@ impl Service {
 
     /// Records an email ping (reference §4.6): like an HTTP ping, but its kind comes from the
     /// email's subject and body (`classify_email`) instead of the URL, method and body.
-    pub async fn record_email_ping(
+    pub(crate) async fn record_email_ping(
         &self,
         req: PingRequest,
         email: EmailText,

@@ -39,7 +39,7 @@ pub struct State {
 }
 
 /// The 20 bytes behind a 40-digit hex unique_key.
-pub fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
+pub(crate) fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
     if hex.len() != 40 {
         return None;
     }
@@ -61,7 +61,7 @@ fn slug_hash(project: &Uuid, slug: &str) -> u64 {
 }
 
 /// Compiles the schedule of a cron or OnCalendar check loaded from the file.
-pub fn compile(check: &mut Check) {
+pub(crate) fn compile(check: &mut Check) {
     check.compiled = match check.kind {
         Kind::Simple => None,
         Kind::Cron | Kind::OnCalendar => Schedule::parse(&check.schedule, &check.tz)
@@ -72,7 +72,7 @@ pub fn compile(check: &mut Check) {
 
 impl State {
     /// Reads the whole state from the file.
-    pub fn load(store: &Store) -> Result<State, StoreError> {
+    pub(crate) fn load(store: &Store) -> Result<State, StoreError> {
         let mut state = State::default();
         let n = usize::try_from(store.check_count()?).unwrap_or(0);
         state.checks.reserve(n);
@@ -153,14 +153,14 @@ impl State {
     }
 
     /// A fresh outbox sequence number.
-    pub fn next_outbox_seq(&mut self) -> u64 {
+    pub(crate) fn next_outbox_seq(&mut self) -> u64 {
         let seq = self.next_outbox_seq;
         self.next_outbox_seq += 1;
         seq
     }
 
     /// A fresh journal sequence number, for a ping about to be journaled for `check`.
-    pub fn journal_ping(&mut self, check: Uuid) -> u64 {
+    pub(crate) fn journal_ping(&mut self, check: Uuid) -> u64 {
         let seq = self.next_journal_seq;
         self.next_journal_seq += 1;
         self.unfolded.push(check, seq);
@@ -168,7 +168,7 @@ impl State {
     }
 
     /// The number the next journal entry gets.
-    pub fn next_journal_seq(&self) -> u64 {
+    pub(crate) fn next_journal_seq(&self) -> u64 {
         self.next_journal_seq
     }
 
@@ -177,17 +177,17 @@ impl State {
         self.unfolded.len()
     }
 
-    pub fn unfolded(&self) -> &Unfolded {
+    pub(crate) fn unfolded(&self) -> &Unfolded {
         &self.unfolded
     }
 
-    pub fn unfolded_mut(&mut self) -> &mut Unfolded {
+    pub(crate) fn unfolded_mut(&mut self) -> &mut Unfolded {
         &mut self.unfolded
     }
 
     // ----- projects -----
 
-    pub fn project(&self, uuid: &Uuid) -> Option<&Project> {
+    pub(crate) fn project(&self, uuid: &Uuid) -> Option<&Project> {
         self.projects.get(uuid)
     }
 
@@ -195,7 +195,7 @@ impl State {
         self.projects.values().find(|p| p.name == name)
     }
 
-    pub fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
+    pub(crate) fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
         self.project_by_ping_key
             .get(ping_key)
             .and_then(|u| self.projects.get(u))
@@ -208,7 +208,7 @@ impl State {
         all
     }
 
-    pub fn put_project(&mut self, project: Project) {
+    pub(crate) fn put_project(&mut self, project: Project) {
         if let Some(old) = self.projects.get(&project.uuid) {
             self.project_by_ping_key.remove(&old.ping_key);
         }
@@ -217,7 +217,7 @@ impl State {
         self.projects.insert(project.uuid, project);
     }
 
-    pub fn remove_project(&mut self, uuid: &Uuid) -> Option<Project> {
+    pub(crate) fn remove_project(&mut self, uuid: &Uuid) -> Option<Project> {
         let project = self.projects.remove(uuid)?;
         self.project_by_ping_key.remove(&project.ping_key);
         self.checks_by_project.remove(uuid);
@@ -226,12 +226,12 @@ impl State {
 
     // ----- API keys -----
 
-    pub fn api_key(&self, id: &str) -> Option<&ApiKey> {
+    pub(crate) fn api_key(&self, id: &str) -> Option<&ApiKey> {
         self.api_keys.get(id)
     }
 
     /// Keys of a project, oldest first.
-    pub fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
+    pub(crate) fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
         let mut keys: Vec<&ApiKey> = self
             .api_keys
             .values()
@@ -241,11 +241,11 @@ impl State {
         keys
     }
 
-    pub fn put_api_key(&mut self, key: ApiKey) {
+    pub(crate) fn put_api_key(&mut self, key: ApiKey) {
         self.api_keys.insert(key.id.clone(), key);
     }
 
-    pub fn remove_api_key(&mut self, id: &str) -> Option<ApiKey> {
+    pub(crate) fn remove_api_key(&mut self, id: &str) -> Option<ApiKey> {
         self.api_keys.remove(id)
     }
 
@@ -256,16 +256,16 @@ impl State {
     }
 
     /// Every check, in no particular order.
-    pub fn all_checks(&self) -> impl Iterator<Item = &Check> {
+    pub(crate) fn all_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.values().map(|c| &**c)
     }
 
-    pub fn check_count(&self) -> usize {
+    pub(crate) fn check_count(&self) -> usize {
         self.checks.len()
     }
 
     /// Checks of a project in creation order.
-    pub fn checks_of(&self, project: &Uuid) -> impl Iterator<Item = &Check> {
+    pub(crate) fn checks_of(&self, project: &Uuid) -> impl Iterator<Item = &Check> {
         self.checks_by_project
             .get(project)
             .into_iter()
@@ -274,7 +274,11 @@ impl State {
     }
 
     /// Checks of a project created after sequence number `after`, in creation order.
-    pub fn checks_of_after(&self, project: &Uuid, after: u64) -> impl Iterator<Item = &Check> {
+    pub(crate) fn checks_of_after(
+        &self,
+        project: &Uuid,
+        after: u64,
+    ) -> impl Iterator<Item = &Check> {
         use std::ops::Bound::{Excluded, Unbounded};
         self.checks_by_project
             .get(project)
@@ -294,7 +298,7 @@ impl State {
             .collect()
     }
 
-    pub fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
+    pub(crate) fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
         let bytes = unique_key_bytes(unique_key)?;
         let check: &Check = self.checks.get(self.checks_by_unique_key.get(&bytes)?)?;
         (check.project == *project).then_some(check)
@@ -349,7 +353,7 @@ impl State {
         }
     }
 
-    pub fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
+    pub(crate) fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
         let check = *self.checks.remove(uuid)?;
         self.unindex_slug(check.project, &check.slug, check.uuid);
         if let Some(list) = self.checks_by_project.get_mut(&check.project) {
@@ -362,18 +366,18 @@ impl State {
 
     /// Mutable access for fields that no index depends on (status, pings, ...). Changing
     /// `slug`, `project` or `seq` through it would corrupt the indexes: use [`State::put_check`].
-    pub fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
+    pub(crate) fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
         self.checks.get_mut(uuid).map(|c| &mut **c)
     }
 
     // ----- channels -----
 
-    pub fn channel(&self, uuid: &Uuid) -> Option<&Channel> {
+    pub(crate) fn channel(&self, uuid: &Uuid) -> Option<&Channel> {
         self.channels.get(uuid)
     }
 
     /// Channels of a project in creation order.
-    pub fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
+    pub(crate) fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
         let mut list: Vec<&Channel> = self
             .channels
             .values()
@@ -383,11 +387,11 @@ impl State {
         list
     }
 
-    pub fn put_channel(&mut self, channel: Channel) {
+    pub(crate) fn put_channel(&mut self, channel: Channel) {
         self.channels.insert(channel.uuid, channel);
     }
 
-    pub fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
+    pub(crate) fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
         self.channels.remove(uuid)
     }
 }

@@ -28,9 +28,9 @@ use crate::transfer::dump::{self, DumpCheck, DumpProject, ProjectParts, dump_che
 
 /// How many objects of each kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub projects: usize,
-    pub keys: usize,
+pub(crate) struct Counts {
+    pub(crate) projects: usize,
+    pub(crate) keys: usize,
     pub channels: usize,
     pub checks: usize,
 }
@@ -41,12 +41,12 @@ fn conflict(msg: String) -> ServiceError {
 
 /// What the check pass has seen so far: every identity once, and what is already here.
 #[derive(Debug, Default)]
-pub struct ImportPlan {
+pub(crate) struct ImportPlan {
     seen: HashSet<String>,
     checks: HashSet<Uuid>,
     badge_keys: HashSet<Uuid>,
     /// Already here (same identity, same project): kept as they are.
-    pub present: Counts,
+    pub(crate) present: Counts,
     /// The project whose checks come next, with its channels.
     current: Option<(Project, Vec<Uuid>)>,
 }
@@ -63,26 +63,26 @@ impl ImportPlan {
 
 /// What the store pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     pub created: Counts,
     /// The file was empty and took the dump's badge secret: project badge URLs still work.
-    pub adopted_badge_secret: bool,
+    pub(crate) adopted_badge_secret: bool,
     /// The file keeps its own badge secret, which differs: imported project badge URLs changed.
-    pub badge_urls_changed: bool,
+    pub(crate) badge_urls_changed: bool,
 }
 
 /// The projects an export covers, and how many checks they hold.
 #[derive(Debug, Clone)]
-pub struct ExportPlan {
-    pub projects: Vec<Uuid>,
+pub(crate) struct ExportPlan {
+    pub(crate) projects: Vec<Uuid>,
     pub checks: usize,
-    pub exported_at: String,
-    pub badge_secret: String,
+    pub(crate) exported_at: String,
+    pub(crate) badge_secret: String,
 }
 
 impl Service {
     /// Writes a consistent copy of the data file to `dest` while the service keeps running.
-    pub async fn backup(&self, dest: PathBuf) -> Result<BackupReport, ServiceError> {
+    pub(crate) async fn backup(&self, dest: PathBuf) -> Result<BackupReport, ServiceError> {
         let store = self.store_handle();
         tokio::task::spawn_blocking(move || store.backup(&dest))
             .await
@@ -93,7 +93,7 @@ impl Service {
     }
 
     /// What an export of one project (by name) or of every project covers.
-    pub fn export_plan(&self, project: Option<&str>) -> Result<ExportPlan, ServiceError> {
+    pub(crate) fn export_plan(&self, project: Option<&str>) -> Result<ExportPlan, ServiceError> {
         let (projects, checks) = self.read(|s| {
             let chosen = match project {
                 Some(name) => vec![project_named(s, name)?],
@@ -111,7 +111,7 @@ impl Service {
     }
 
     /// A project as dumped, without its checks; None once it is gone.
-    pub fn export_project(&self, project: Uuid) -> Option<DumpProject> {
+    pub(crate) fn export_project(&self, project: Uuid) -> Option<DumpProject> {
         self.read(|s| {
             let p = s.project(&project)?;
             Some(dump_project(
@@ -126,7 +126,7 @@ impl Service {
     /// Up to `limit` checks of `project` created after sequence number `after`, in creation
     /// order, with the sequence number of the last one. Each part is read under one short
     /// lock, so pings keep being answered during a long export.
-    pub fn export_checks(
+    pub(crate) fn export_checks(
         &self,
         project: Uuid,
         after: u64,
@@ -147,7 +147,7 @@ impl Service {
     }
 
     /// Check pass: a project of the dump (its checks come next, in [`Service::plan_checks`]).
-    pub fn plan_project(
+    pub(crate) fn plan_project(
         &self,
         plan: &mut ImportPlan,
         project: &DumpProject,
@@ -163,7 +163,7 @@ impl Service {
 
     /// Check pass: a part of the checks of the project last given to
     /// [`Service::plan_project`].
-    pub fn plan_checks(
+    pub(crate) fn plan_checks(
         &self,
         plan: &mut ImportPlan,
         checks: &[DumpCheck],
@@ -229,7 +229,7 @@ impl Service {
 
     /// Store pass: a project with its keys and channels (those not here yet). The first
     /// project imported into an empty file brings the dump's badge secret along.
-    pub async fn store_project(
+    pub(crate) async fn store_project(
         &self,
         project: &DumpProject,
         secret: Vec<u8>,
@@ -265,7 +265,7 @@ impl Service {
 
     /// Store pass: a part of the checks of `project` (stored by [`Service::store_project`]),
     /// in one write job; checks already here are left as they are.
-    pub async fn store_checks(
+    pub(crate) async fn store_checks(
         &self,
         project: &DumpProject,
         checks: Vec<DumpCheck>,
@@ -428,4 +428,4 @@ fn store_project_parts(
 
 /// Checks handed out or taken per part; a part is one message on the control socket and one
 /// write job.
-pub const PART: usize = 1_000;
+pub(crate) const PART: usize = 1_000;

@@ -175,7 +175,7 @@ fn paragraph(roff: &mut Roff, head: &str, text: &str) {
 
 /// The ENVIRONMENT, FILES and EXAMPLES sections of `page` (its `cmd` built), in roff without
 /// the preamble.
-pub fn render(page: &str, cmd: &clap::Command) -> String {
+pub(super) fn render(page: &str, cmd: &clap::Command) -> String {
     let mut roff = Roff::new();
     let vars = variables(cmd);
     // The top page is the reference of every variable.
@@ -249,7 +249,7 @@ pub fn render(page: &str, cmd: &clap::Command) -> String {
 }
 
 /// `page` (as clap_mangen renders it) with the sections of [`render`] before VERSION.
-pub fn insert(page: &str, rendered: &str, cmd: &clap::Command) -> String {
+pub(super) fn insert(page: &str, rendered: &str, cmd: &clap::Command) -> String {
     let extra = render(page, cmd);
     match rendered.find(".SH VERSION") {
         Some(at) => format!("{}{extra}{}", &rendered[..at], &rendered[at..]),
