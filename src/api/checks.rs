@@ -39,7 +39,7 @@ fn check_response(
 }
 
 /// Runs `f` on the check a path names, as the caller's key sees it: 404 when it does not exist
-/// (or, named by unique_key, is in another project), 403 when named by UUID and another
+/// (or, named by `unique_key`, is in another project), 403 when named by UUID and another
 /// project's (reference §1.5).
 pub(crate) fn with_check<R>(
     app: &App,
@@ -101,7 +101,7 @@ pub(crate) async fn list(
     Ok(json_response(StatusCode::OK, &json!({ "checks": checks })))
 }
 
-/// GET checks/<uuid> or checks/<unique_key>.
+/// `GET checks/<uuid>` or `checks/<unique_key>`.
 pub(crate) async fn get(
     app: &App,
     req: &Request,

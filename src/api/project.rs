@@ -84,7 +84,7 @@ pub(crate) fn status(app: &App) -> Response {
         return unavailable(failure.to_string());
     }
     match app.service.probe_storage() {
-        Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
+        Ok(()) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");
             unavailable(e.to_string())

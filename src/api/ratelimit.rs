@@ -1,7 +1,7 @@
 //! Management API rate limit per key (decision 7): a fixed one-minute window per key,
 //! answered 429 with `Retry-After`. Time comes from tokio so tests can pause it.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use crate::api::error::ApiError;
 use crate::model::ratelimit::Windows;
@@ -25,7 +25,7 @@ impl RateLimiter {
         let now = tokio::time::Instant::now().into_std();
         self.windows
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .take(key_id, now)
             .map_err(|wait| ApiError::RateLimited {
                 retry_after: wait.as_secs().max(1),

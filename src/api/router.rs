@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::model::ApiVersion;
 
-/// A check named in a path: by UUID (lowercase canonical form only) or by unique_key.
+/// A check named in a path: by UUID (lowercase canonical form only) or by `unique_key`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CheckRef {
     Uuid(Uuid),

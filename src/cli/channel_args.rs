@@ -206,7 +206,7 @@ impl ChannelAddArgs {
     }
 }
 
-fn usage(e: NotifyError) -> ServiceError {
+fn usage(e: &NotifyError) -> ServiceError {
     AdminError::Usage(e.to_string()).into()
 }
 
@@ -236,7 +236,7 @@ fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
         if let Some(m) = &a.method {
             spec.method = m.to_uppercase();
         }
-        spec.headers = headers.clone();
+        spec.headers.clone_from(&headers);
         Some(spec)
     };
     Ok(WebhookConfig {
@@ -293,7 +293,7 @@ pub(crate) fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, Serv
             )));
         }
     };
-    notifier(&config).map_err(usage)?;
+    notifier(&config).map_err(|e| usage(&e))?;
     Ok(config)
 }
 

@@ -217,10 +217,7 @@ pub(crate) fn list_text(checks: &[Check], now: Timestamp) -> String {
         "UUID", "STATUS", "LAST PING", "NEXT EXPECTED", "SLUG"
     );
     for c in checks {
-        let last = c
-            .last_ping
-            .map(iso_seconds)
-            .unwrap_or_else(|| "never".into());
+        let last = c.last_ping.map_or_else(|| "never".into(), iso_seconds);
         let _ = writeln!(
             out,
             "{:<36} {} {:<25} {:<25} {:<20} {}",

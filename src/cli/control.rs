@@ -130,9 +130,7 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = String::new();
-    let answer = if !read_line(&mut reader, &mut line).await? {
-        Reply::Output(too_large())
-    } else {
+    let answer = if read_line(&mut reader, &mut line).await? {
         match protocol::read_request(&line) {
             Err(Refusal::Unversioned(output)) => {
                 // The shape an earlier release's client reads.
@@ -157,6 +155,8 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
                 ))),
             },
         }
+    } else {
+        Reply::Output(too_large())
     };
     reply(&mut write, &answer).await?;
     write.shutdown().await

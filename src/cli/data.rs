@@ -56,6 +56,10 @@ pub(crate) struct ImportArgs {
     pub(crate) file: Option<PathBuf>,
     /// Base URL of a Healthchecks instance (e.g. https://healthchecks.io) to copy checks from.
     #[arg(long, value_name = "URL", requires = "api_key")]
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this as --help text, verbatim"
+    )]
     pub(crate) from_healthchecks: Option<String>,
     /// Read-write API key of the Healthchecks project to copy.
     #[arg(

@@ -31,7 +31,7 @@ pub(crate) struct ManArgs {
     pub(crate) dir: Option<PathBuf>,
 }
 
-/// The completion script for `shell`. Generated into memory: clap_complete panics when its
+/// The completion script for `shell`. Generated into memory: `clap_complete` panics when its
 /// writer fails, and stdout can (a closed pipe).
 pub(crate) fn completions(shell: Shell) -> Vec<u8> {
     let mut script = Vec::new();
@@ -60,7 +60,7 @@ fn man_command() -> clap::Command {
     Cli::command().name(NAME).disable_help_subcommand(true)
 }
 
-/// A page as clap_mangen renders it, with the sections it does not write.
+/// A page as `clap_mangen` renders it, with the sections it does not write.
 fn page(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
     let man = clap_mangen::Man::new(cmd.clone());
     let name = man.get_filename();

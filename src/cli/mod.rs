@@ -107,7 +107,7 @@ pub fn main() -> ExitCode {
     let generated = match &cli.command {
         Command::Completions(args) => Some(docs::run_completions(args)),
         Command::Man(args) => Some(docs::run_man(args)),
-        Command::Health(args) => return finish(health::run(args)),
+        Command::Health(args) => return finish(&health::run(args)),
         _ => None,
     };
     if let Some(result) = generated {
@@ -159,15 +159,15 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {
-            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&data, cmd))),
-            Err(e) => return finish(AdminOutput::error(e)),
+            Ok(cmd) => return finish(&runtime.block_on(data::run_backup(&data, cmd))),
+            Err(e) => return finish(&AdminOutput::error(e)),
         },
         Command::Export(args) => {
             let output = args.output.as_deref();
-            return finish(runtime.block_on(data::export(&data, args.project, output)));
+            return finish(&runtime.block_on(data::export(&data, args.project, output)));
         }
         Command::Import(args) => {
-            return finish(match (&args.from_healthchecks, &args.file) {
+            return finish(&match (&args.from_healthchecks, &args.file) {
                 (Some(url), _) => {
                     let key = args.api_key.clone().unwrap_or_default();
                     runtime.block_on(migrate::migrate(
@@ -184,12 +184,12 @@ pub fn main() -> ExitCode {
                 (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&data, &args))),
+        Command::Doctor(args) => return finish(&runtime.block_on(doctor::run(&data, &args))),
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
-        return finish(refused);
+        return finish(&refused);
     }
-    finish(runtime.block_on(control::run_admin(&data, admin)))
+    finish(&runtime.block_on(control::run_admin(&data, admin)))
 }
 
 /// An error and its causes on one line, each said once. `{:#}` would add every source's
@@ -209,7 +209,7 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 /// Prints a command's output and turns its code into the process's exit code. Colours in the
 /// output are kept only on a terminal, without `NO_COLOR` (anstream strips them otherwise).
-fn finish(output: AdminOutput) -> ExitCode {
+fn finish(output: &AdminOutput) -> ExitCode {
     anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))

@@ -400,6 +400,7 @@ impl Reply {
 mod opt_time {
     use serde::{Deserialize, Deserializer, Serializer};
 
+    #[allow(clippy::ref_option, reason = "the signature serde's `with` calls")]
     pub(super) fn serialize<S: Serializer>(
         t: &Option<jiff::Timestamp>,
         s: S,

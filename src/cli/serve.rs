@@ -162,6 +162,10 @@ pub(crate) struct ServeArgs {
         default_value_t = LogFormat::Text,
         help_heading = LOGGING
     )]
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this as --help text, verbatim"
+    )]
     pub(crate) log_format: LogFormat,
     /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
     #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN", help_heading = LOGGING)]

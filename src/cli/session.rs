@@ -181,14 +181,12 @@ impl ExportSession {
             };
             let Some(after) = self.after else {
                 self.after = Some(0);
-                match service.export_project(project) {
-                    Some(p) => return ExportPiece::Project(Box::new(p)),
-                    // Removed meanwhile: left out.
-                    None => {
-                        self.skip();
-                        continue;
-                    }
-                }
+                // Removed meanwhile: left out.
+                let Some(p) = service.export_project(project) else {
+                    self.skip();
+                    continue;
+                };
+                return ExportPiece::Project(Box::new(p));
             };
             let (part, last) = service.export_checks(project, after, PART);
             match last {

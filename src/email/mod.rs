@@ -183,12 +183,11 @@ async fn connection(
         } else {
             SMTP_MAX_COMMAND_BYTES
         };
-        let line = match timeout_at(deadline, read_line(&mut reader, max)).await {
-            Ok(line) => line?,
-            Err(_) => {
-                let reply = Reply::new(421, "4.4.2 Timeout, closing connection");
-                return send(&mut write, &reply).await;
-            }
+        let line = if let Ok(line) = timeout_at(deadline, read_line(&mut reader, max)).await {
+            line?
+        } else {
+            let reply = Reply::new(421, "4.4.2 Timeout, closing connection");
+            return send(&mut write, &reply).await;
         };
         let step = match line {
             Line::Eof => return Ok(()),
@@ -206,7 +205,7 @@ async fn connection(
             Step::Close(reply) => return send(&mut write, &reply).await,
             Step::Message(envelope) => {
                 let recorded = record(service, peer, envelope).await;
-                send(&mut write, &session.delivered(recorded)).await?;
+                send(&mut write, &Session::delivered(recorded)).await?;
             }
         }
     }

@@ -313,7 +313,7 @@ impl Session {
     }
 
     /// The reply once a message has been recorded (`recorded` false: try again later).
-    pub(crate) fn delivered(&self, recorded: bool) -> Reply {
+    pub(crate) fn delivered(recorded: bool) -> Reply {
         if recorded {
             Reply::new(250, "2.0.0 OK")
         } else {

@@ -14,10 +14,9 @@ pub(crate) fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
     salted.update(badge_key.as_bytes());
     salted.update(secret);
     let key = salted.finalize();
-    let mut mac = match Hmac::<Sha1>::new_from_slice(&key) {
-        Ok(mac) => mac,
-        // HMAC takes keys of any length; this branch cannot run.
-        Err(_) => return String::new(),
+    // HMAC takes keys of any length; the else branch cannot run.
+    let Ok(mut mac) = Hmac::<Sha1>::new_from_slice(&key) else {
+        return String::new();
     };
     mac.update(tag.as_bytes());
     let encoded = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());

@@ -116,7 +116,9 @@ pub struct Check {
 impl Check {
     /// A check with the defaults of reference-behavior §2.5.
     pub fn new(uuid: Uuid, project: Uuid, seq: u64, created: Timestamp, badge_key: Uuid) -> Check {
-        use crate::model::limits::*;
+        use crate::model::limits::{
+            DEFAULT_GRACE_SECS, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT_SECS, DEFAULT_TZ,
+        };
         Check {
             uuid,
             project,

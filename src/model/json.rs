@@ -88,7 +88,11 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
         m.insert("update_url".into(), json!(update_url));
         m.insert("pause_url".into(), json!(format!("{update_url}/pause")));
         m.insert("resume_url".into(), json!(format!("{update_url}/resume")));
-        let channels: Vec<String> = check.channels.iter().map(|c| c.to_string()).collect();
+        let channels: Vec<String> = check
+            .channels
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         m.insert("channels".into(), json!(channels.join(",")));
     }
     match check.kind {

@@ -15,7 +15,7 @@ pub enum PingKind {
     Start,
     Fail,
     Log,
-    /// Recorded but without effect (wrong method, no keyword matched, manual_resume).
+    /// Recorded but without effect (wrong method, no keyword matched, `manual_resume`).
     Ignored,
 }
 

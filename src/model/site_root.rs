@@ -86,18 +86,15 @@ pub(crate) fn effective(
     listen: SocketAddr,
     configured: Option<&str>,
 ) -> (String, Option<SiteRootWarning>) {
-    match configured {
-        Some(root) => {
-            let warning = names_no_host(root).then(|| SiteRootWarning::UnspecifiedHost {
-                root: root.to_string(),
-            });
-            (root.trim_end_matches('/').to_string(), warning)
-        }
-        None => {
-            let warning = is_unspecified(listen.ip())
-                .then_some(SiteRootWarning::ListensEverywhere { listen });
-            (format!("http://{listen}"), warning)
-        }
+    if let Some(root) = configured {
+        let warning = names_no_host(root).then(|| SiteRootWarning::UnspecifiedHost {
+            root: root.to_string(),
+        });
+        (root.trim_end_matches('/').to_string(), warning)
+    } else {
+        let warning =
+            is_unspecified(listen.ip()).then_some(SiteRootWarning::ListensEverywhere { listen });
+        (format!("http://{listen}"), warning)
     }
 }
 

@@ -232,7 +232,7 @@ pub(crate) fn apply(
     version: ApiVersion,
 ) -> Result<(), SpecError> {
     if let Some(name) = &spec.name {
-        check.name = name.clone();
+        check.name.clone_from(name);
         if version.derives_slug() {
             check.slug = slugify(name);
         }
@@ -249,10 +249,10 @@ pub(crate) fn apply(
     }
     let recompute_filter_subject = spec.subject.is_some() || spec.subject_fail.is_some();
     if let Some(subject) = &spec.subject {
-        check.success_kw = subject.clone();
+        check.success_kw.clone_from(subject);
     }
     if let Some(subject_fail) = &spec.subject_fail {
-        check.failure_kw = subject_fail.clone();
+        check.failure_kw.clone_from(subject_fail);
     }
     if recompute_filter_subject {
         check.filter_subject = !check.success_kw.is_empty() || !check.failure_kw.is_empty();
@@ -321,7 +321,7 @@ mod tests {
     fn messages_match_the_reference() {
         let cases = [
             (json!({"timeout": 59}), "timeout is too small"),
-            (json!({"timeout": 31536001}), "timeout is too large"),
+            (json!({"timeout": 31_536_001}), "timeout is too large"),
             (json!({"grace": 59}), "grace is too small"),
             (json!({"timeout": "3600"}), "timeout is not a number"),
             (json!({"timeout": 3600.5}), "timeout is not a number"),
@@ -410,8 +410,8 @@ mod tests {
 
     #[test]
     fn boundaries_are_accepted() {
-        let spec = parse(json!({"timeout": 60, "grace": 31536000})).expect("valid");
-        assert_eq!((spec.timeout, spec.grace), (Some(60), Some(31536000)));
+        let spec = parse(json!({"timeout": 60, "grace": 31_536_000})).expect("valid");
+        assert_eq!((spec.timeout, spec.grace), (Some(60), Some(31_536_000)));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub struct Deadlines {
 impl Deadlines {
     /// Builds the table from (check, deadline) pairs at once: sorting first makes the tree a
     /// bulk build instead of scattered inserts (it matters at start with a million checks).
-    pub(crate) fn from_entries(entries: Vec<(Uuid, i64)>) -> Deadlines {
+    pub(crate) fn from_entries(entries: &[(Uuid, i64)]) -> Deadlines {
         let by_check: HashMap<Uuid, i64> = entries.iter().copied().collect();
         let mut ordered: Vec<(i64, Uuid)> = by_check.iter().map(|(c, at)| (*at, *c)).collect();
         ordered.sort_unstable();
@@ -96,7 +96,7 @@ mod tests {
         let entries: Vec<(Uuid, i64)> = (0..100)
             .map(|i| (Uuid::from_u128(i), (i as i64 * 37) % 50))
             .collect();
-        let mut bulk = Deadlines::from_entries(entries.clone());
+        let mut bulk = Deadlines::from_entries(&entries);
         let mut single = Deadlines::default();
         for (c, at) in entries {
             single.set(c, Some(at));

@@ -40,12 +40,12 @@ pub(crate) fn engine(service: Arc<Service>) -> impl std::future::Future<Output =
     if service.deadline_sink().set(tx).is_err() {
         tracing::warn!("the monitor was already started");
     }
-    let entries = service.read(|s| {
+    let entries: Vec<(Uuid, i64)> = service.read(|s| {
         s.all_checks()
             .filter_map(|c| c.alert_after().map(|at| (c.uuid, to_micros(at))))
             .collect()
     });
-    let deadlines = Deadlines::from_entries(entries);
+    let deadlines = Deadlines::from_entries(&entries);
     run(service, deadlines, rx)
 }
 

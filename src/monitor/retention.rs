@@ -29,8 +29,7 @@ pub(crate) fn cutoff(now: Timestamp) -> Timestamp {
     Date::new(year, month, 1)
         .ok()
         .and_then(|d| d.to_zoned(TimeZone::UTC).ok())
-        .map(|z| z.timestamp())
-        .unwrap_or(Timestamp::MIN)
+        .map_or(Timestamp::MIN, |z| z.timestamp())
 }
 
 /// Deletes expired flips of every check once.

@@ -50,6 +50,10 @@ mod tests {
     use crate::notify::message::tests::sample;
 
     #[test]
+    #[allow(
+        clippy::unreadable_literal,
+        reason = "a colour reads as its six hex digits"
+    )]
     fn posts_content_and_an_embed() {
         let settings = vec![(
             "url".to_string(),

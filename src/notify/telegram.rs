@@ -72,7 +72,7 @@ mod tests {
         assert_eq!(req.url, "https://api.telegram.org/bot123:ABC/sendMessage");
         let body: serde_json::Value =
             serde_json::from_slice(req.body.as_deref().expect("body")).expect("json");
-        assert_eq!(body["chat_id"], -100200);
+        assert_eq!(body["chat_id"], -100_200);
         assert!(
             body["text"]
                 .as_str()

@@ -117,9 +117,8 @@ impl Transports {
     }
 
     async fn http(&self, req: &HttpRequest) -> Attempt {
-        let method = match reqwest::Method::from_bytes(req.method.as_bytes()) {
-            Ok(m) => m,
-            Err(_) => return Attempt::failed(None, format!("bad method {:?}", req.method)),
+        let Ok(method) = reqwest::Method::from_bytes(req.method.as_bytes()) else {
+            return Attempt::failed(None, format!("bad method {:?}", req.method));
         };
         let mut builder = self.http.request(method, &req.url);
         for (k, v) in &req.headers {

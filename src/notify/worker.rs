@@ -306,7 +306,7 @@ async fn prepare_message(service: &Service, entry: &OutboxEntry) -> Option<(Chan
     };
     let mut msg = message_for(service, &check, &project, event, entry.flip_created);
     msg.id = entry.seq.to_string();
-    msg.reason = entry.reason.clone();
+    msg.reason.clone_from(&entry.reason);
     msg.repeat = entry.reason == REPEAT_REASON;
     msg.last_ping = last_ping;
     Some((channel, msg))

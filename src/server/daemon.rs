@@ -328,12 +328,13 @@ pub(crate) async fn run(
     crate::server::run(listener, app, limits, stop, shutdown_grace).await;
     tasks.stop().await;
     admin.remove(&data);
-    match Arc::try_unwrap(service) {
-        Ok(service) => service.close().await,
-        Err(_) => tracing::warn!(
+    if let Ok(service) = Arc::try_unwrap(service) {
+        service.close().await;
+    } else {
+        tracing::warn!(
             "requests that outlived the shutdown grace still hold the service; exiting without \
              waiting for them"
-        ),
+        );
     }
     if gave_up.load(std::sync::atomic::Ordering::Acquire) {
         return Err(DaemonError::StorageGaveUp(give_up_secs));

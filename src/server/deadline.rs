@@ -52,9 +52,9 @@ pub(crate) struct ConnClock {
 /// far (a `\n\n` also ends a head). 4 means the head is complete.
 fn advance(tail: u8, byte: u8) -> u8 {
     match (tail, byte) {
-        (0, b'\r') | (2, b'\r') => tail + 1,
+        (0 | 2, b'\r') => tail + 1,
         (1, b'\n') => 2,
-        (3, b'\n') | (2, b'\n') => 4,
+        (3 | 2, b'\n') => 4,
         (_, b'\n') => 2,
         (_, b'\r') => 1,
         _ => 0,

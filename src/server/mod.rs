@@ -151,6 +151,7 @@ async fn serve(
 /// which a fresh socket's does) and closes it, without a task or a wait.
 fn refuse(stream: TcpStream) {
     let _ = stream.try_write(REFUSAL);
+    drop(stream);
     tracing::debug!("refused a connection: every connection slot is taken");
 }
 

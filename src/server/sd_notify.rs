@@ -1,6 +1,6 @@
 //! systemd readiness notification for `Type=notify` units: `overdue serve` sends `READY=1` once
 //! it listens and has opened its data, and `STOPPING=1` when it begins to shut down, as one
-//! datagram each to the socket named by `$NOTIFY_SOCKET` (the sd_notify protocol). Without the
+//! datagram each to the socket named by `$NOTIFY_SOCKET` (the `sd_notify` protocol). Without the
 //! variable (not started by systemd) nothing is sent.
 
 use std::io;

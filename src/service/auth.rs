@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use argon2::Argon2;
@@ -102,13 +102,14 @@ impl Failures {
 /// header can say anything) counts as itself.
 pub(crate) fn client_bucket(addr: &str) -> String {
     match addr.parse::<IpAddr>() {
-        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
+        Ok(IpAddr::V6(v6)) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                v4.to_string()
+            } else {
                 let s = v6.segments();
                 format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
             }
-        },
+        }
         Ok(ip) => ip.to_string(),
         Err(_) => addr.to_string(),
     }
@@ -129,13 +130,13 @@ impl KeyCache {
     fn lookup(&self, digest: &[u8; 32]) -> Option<String> {
         self.verified
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .get(digest)
             .cloned()
     }
 
     fn remember(&self, digest: [u8; 32], id: String) {
-        let mut map = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
         if map.len() >= KEY_CACHE_MAX {
             map.clear();
         }
@@ -146,7 +147,7 @@ impl KeyCache {
     pub(crate) fn forget(&self, id: &str) {
         self.verified
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .retain(|_, v| v != id);
     }
 }
@@ -229,7 +230,12 @@ impl Service {
         let Some(hash) = self.read(|s| s.api_key(id).map(|k| k.hash.clone())) else {
             return Ok(None);
         };
-        let failures = || self.auth.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let failures = || {
+            self.auth
+                .failures
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
         let now = || tokio::time::Instant::now().into_std();
         if let Err(wait) = failures().check(id, client, now()) {
             self.metrics().key_verification(KeyVerification::Throttled);

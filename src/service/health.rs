@@ -8,8 +8,8 @@
 //! file and its filesystem ([`FileFacts`], gathered by [`FileFacts::gather`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -77,14 +77,14 @@ impl StorageHealth {
     pub(crate) fn failure(&self) -> Option<Failure> {
         self.failure
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
     /// Records a failed write or reopen; a spell keeps the time of its first failure. Whether
     /// this started a new spell.
     pub(crate) fn set_failing(&self, error: String, diagnosis: String, now: Timestamp) -> bool {
-        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
         let since = slot.as_ref().map_or(now, |f| f.since);
         let started = slot.is_none();
         *slot = Some(Failure {
@@ -98,7 +98,7 @@ impl StorageHealth {
 
     /// Writes work again; the failure spell (if any) it ended.
     pub(crate) fn set_ok(&self) -> Option<Failure> {
-        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
         self.failing.store(false, Ordering::Release);
         slot.take()
     }
@@ -171,8 +171,7 @@ pub(crate) fn diagnose(f: &FileFacts) -> String {
     let dir = f
         .file
         .parent()
-        .map(|d| d.display().to_string())
-        .unwrap_or_else(|| ".".into());
+        .map_or_else(|| ".".into(), |d| d.display().to_string());
     if f.read_only {
         return format!("the filesystem of {dir} is mounted read-only: remount it read-write");
     }

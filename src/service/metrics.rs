@@ -297,7 +297,7 @@ mod tests {
     fn histograms_bucket_by_upper_bound() {
         let m = Metrics::default();
         m.batch_committed(1, Duration::from_micros(90));
-        m.batch_committed(3, Duration::from_micros(1_000));
+        m.batch_committed(3, Duration::from_millis(1));
         m.batch_committed(5000, Duration::from_secs(3));
         let s = m.snapshot(0, false);
         assert_eq!(s.batch_sizes.buckets[0], 1); // le 1

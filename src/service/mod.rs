@@ -24,7 +24,7 @@ pub(crate) mod transfer;
 pub(crate) mod writer;
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use jiff::Timestamp;
 
@@ -104,7 +104,7 @@ impl std::fmt::Debug for Service {
         f.debug_struct("Service")
             .field("store", &self.store)
             .field("config", &self.config)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -254,13 +254,16 @@ impl Service {
     pub(crate) fn badge_secret(&self) -> Arc<[u8]> {
         self.badge_secret
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
     /// Replaces the badge secret in memory; the caller has committed it to the file.
     pub(crate) fn set_badge_secret(&self, secret: &[u8]) {
-        *self.badge_secret.write().unwrap_or_else(|p| p.into_inner()) = secret.into();
+        *self
+            .badge_secret
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = secret.into();
     }
 
     /// Whether the data file takes writes (see [`health`]).
@@ -288,7 +291,7 @@ impl Service {
 
     /// Runs `f` on the current state under a read lock. Keep `f` short: the writer waits.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
-        let guard = self.state.read().unwrap_or_else(|p| p.into_inner());
+        let guard = self.state.read().unwrap_or_else(PoisonError::into_inner);
         f(&guard)
     }
 

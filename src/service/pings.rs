@@ -105,8 +105,8 @@ impl Service {
                             let seq = ctx.state.next_seq();
                             let mut check =
                                 Check::new(new_uuid, project, seq, ctx.now, Uuid::new_v4());
-                            check.name = slug.clone();
-                            check.slug = slug.clone();
+                            check.name.clone_from(slug);
+                            check.slug.clone_from(slug);
                             check.channels = resolve_channels(ctx.state, &project, "*")?;
                             ctx.txn.put_check(&check, None)?;
                             ctx.txn.set_links(check.uuid, &check.channels)?;

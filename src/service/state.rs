@@ -1,5 +1,5 @@
 //! The in-memory picture of the store: every project, key, check and channel, with the
-//! indexes the hot paths need (check by UUID, by project and slug, by unique_key; project by
+//! indexes the hot paths need (check by UUID, by project and slug, by `unique_key`; project by
 //! ping key). It is rebuilt from the file at start and after a failed commit; the file is the
 //! truth.
 
@@ -38,7 +38,7 @@ pub struct State {
     unfolded: Unfolded,
 }
 
-/// The 20 bytes behind a 40-digit hex unique_key.
+/// The 20 bytes behind a 40-digit hex `unique_key`.
 pub(crate) fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
     if hex.len() != 40 {
         return None;
@@ -105,7 +105,7 @@ impl State {
             if std::mem::take(&mut first) {
                 state.unfolded = Unfolded::starting_at(seq);
             }
-            state.replay(seq, ping);
+            state.replay(seq, &ping);
         })?;
         Ok(state)
     }
@@ -113,7 +113,7 @@ impl State {
     /// Notes a journaled ping of a live check as unfolded, and applies it if its check record
     /// does not reflect it yet (numbered above the record's `n_pings`). Replaying a ping is the
     /// same pure step that recorded it, so the state comes out as it was acknowledged.
-    fn replay(&mut self, seq: u64, ping: Ping) {
+    fn replay(&mut self, seq: u64, ping: &Ping) {
         let Some(check) = self.check_mut(&ping.check) else {
             return;
         };
@@ -317,7 +317,7 @@ impl State {
         self.index_check(check);
     }
 
-    /// Stores a check and indexes it by slug and unique_key (not by project order).
+    /// Stores a check and indexes it by slug and `unique_key` (not by project order).
     fn index_check(&mut self, check: Check) {
         let uuid = check.uuid;
         if !check.slug.is_empty() {

@@ -35,7 +35,7 @@ pub(crate) struct Counts {
     pub checks: usize,
 }
 
-fn conflict(msg: String) -> ServiceError {
+fn conflict(msg: &str) -> ServiceError {
     ServiceError::usage(format!("import refused, nothing was stored: {msg}"))
 }
 
@@ -56,7 +56,7 @@ impl ImportPlan {
         if self.seen.insert(format!("{what} {id}")) {
             Ok(())
         } else {
-            Err(conflict(format!("the dump holds {what} {id} twice")))
+            Err(conflict(&format!("the dump holds {what} {id} twice")))
         }
     }
 }
@@ -152,7 +152,7 @@ impl Service {
         plan: &mut ImportPlan,
         project: &DumpProject,
     ) -> Result<(), ServiceError> {
-        let parts = project.to_model().map_err(|e| conflict(e.0))?;
+        let parts = project.to_model().map_err(|e| conflict(&e.0))?;
         self.read(|s| plan_project_parts(s, plan, &parts))?;
         plan.current = Some((
             parts.project,
@@ -169,7 +169,7 @@ impl Service {
         checks: &[DumpCheck],
     ) -> Result<(), ServiceError> {
         let Some((project, channels)) = plan.current.take() else {
-            return Err(conflict("checks come before their project".into()));
+            return Err(conflict("checks come before their project"));
         };
         let result = self.plan_checks_of(plan, &project, &channels, checks);
         plan.current = Some((project, channels));
@@ -186,12 +186,12 @@ impl Service {
         let mut fresh = Vec::new();
         for d in checks {
             d.to_model(&project.name, project.uuid, channels)
-                .map_err(|e| conflict(e.0))?;
+                .map_err(|e| conflict(&e.0))?;
             if !plan.checks.insert(d.uuid) {
-                return Err(conflict(format!("the dump holds check {} twice", d.uuid)));
+                return Err(conflict(&format!("the dump holds check {} twice", d.uuid)));
             }
             if !plan.badge_keys.insert(d.badge_key) {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the dump holds badge key {} twice",
                     d.badge_key
                 )));
@@ -207,7 +207,7 @@ impl Service {
             match here {
                 Some(p) if p == project.uuid => plan.present.checks += 1,
                 Some(_) => {
-                    return Err(conflict(format!(
+                    return Err(conflict(&format!(
                         "check {} belongs to another project here",
                         d.uuid
                     )));
@@ -218,7 +218,7 @@ impl Service {
         // Badge keys are kept on disk, not in memory.
         for d in fresh {
             if self.store.check_by_badge_key(d.badge_key)?.is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the badge key of check {} belongs to another check here",
                     d.uuid
                 )));
@@ -235,7 +235,7 @@ impl Service {
         secret: Vec<u8>,
         report: &mut ImportReport,
     ) -> Result<(), ServiceError> {
-        let parts = project.to_model().map_err(|e| conflict(e.0))?;
+        let parts = project.to_model().map_err(|e| conflict(&e.0))?;
         let current_secret = self.badge_secret();
         let (created, adopted, changed) = self
             .write(move |ctx| {
@@ -276,7 +276,7 @@ impl Service {
         for d in &checks {
             models.push(
                 d.to_model(&project.name, project.uuid, &channels)
-                    .map_err(|e| conflict(e.0))?,
+                    .map_err(|e| conflict(&e.0))?,
             );
         }
         drop(checks);
@@ -339,7 +339,7 @@ fn plan_project_parts(
     plan.once("ping key", &pr.ping_key)?;
     match state.project(&pr.uuid) {
         Some(here) if here.name != pr.name => {
-            return Err(conflict(format!(
+            return Err(conflict(&format!(
                 "project {} is called {:?} here, {:?} in the dump",
                 pr.uuid, here.name, pr.name
             )));
@@ -347,14 +347,14 @@ fn plan_project_parts(
         Some(_) => plan.present.projects += 1,
         None => {
             if state.project_by_name(&pr.name).is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "a different project named {:?} exists here; remove it \
                      (`overdue project rm {}`) or import into a fresh data directory",
                     pr.name, pr.name
                 )));
             }
             if state.project_by_ping_key(&pr.ping_key).is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the ping key of project {:?} belongs to another project here",
                     pr.name
                 )));
@@ -366,7 +366,7 @@ fn plan_project_parts(
         match state.api_key(&k.id) {
             Some(here) if here.project == pr.uuid => plan.present.keys += 1,
             Some(_) => {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "API key {} belongs to another project here",
                     k.id
                 )));
@@ -379,7 +379,7 @@ fn plan_project_parts(
         match state.channel(&c.uuid) {
             Some(here) if here.project == pr.uuid => plan.present.channels += 1,
             Some(_) => {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "channel {} belongs to another project here",
                     c.uuid
                 )));

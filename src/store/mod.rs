@@ -15,7 +15,7 @@ mod write;
 use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use redb::{
     Database, MultimapTableDefinition, ReadableDatabase, ReadableTable, ReadableTableMetadata,
@@ -193,7 +193,9 @@ pub(crate) struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -261,7 +263,7 @@ impl Store {
     /// the last commit. Fails (and stays closed) while the cause is still there, or while a
     /// reader still holds the old handle (its file lock); the caller retries later.
     pub(crate) fn reopen(&self) -> Result<(), StoreError> {
-        let mut slot = self.db.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
         // Dropping the last handle closes the file and releases redb's lock on it.
         slot.take();
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -276,7 +278,7 @@ impl Store {
     fn db(&self) -> Result<Arc<Database>, StoreError> {
         self.db
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
             .ok_or(StoreError::Closed)
     }
@@ -384,14 +386,12 @@ impl Store {
             while let Some(Ok((k, _))) = link_iter.peek() {
                 let key = k.value();
                 let owner = Uuid::from_slice(&key[..16]).unwrap_or_default();
-                if owner < check.uuid {
-                    link_iter.next();
-                } else if owner == check.uuid {
-                    check.channels.push(keys::link_channel(&key));
-                    link_iter.next();
-                } else {
-                    break;
+                match owner.cmp(&check.uuid) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => check.channels.push(keys::link_channel(&key)),
+                    std::cmp::Ordering::Greater => break,
                 }
+                link_iter.next();
             }
             if let Some(Err(_)) = link_iter.peek()
                 && let Some(Err(e)) = link_iter.next()

@@ -112,7 +112,7 @@ impl WriteTxn {
         let (lo, hi) = keys::check_range32(id);
         self.txn
             .open_table(CHECK_CHANNELS)?
-            .retain_in(lo..=hi, |_, _| false)?;
+            .retain_in(lo..=hi, |_, ()| false)?;
         Ok(())
     }
 
@@ -120,7 +120,7 @@ impl WriteTxn {
     pub(crate) fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(CHECK_CHANNELS)?;
         let (lo, hi) = keys::check_range32(check);
-        table.retain_in(lo..=hi, |_, _| false)?;
+        table.retain_in(lo..=hi, |_, ()| false)?;
         for channel in channels {
             table.insert(keys::link_key(check, *channel), ())?;
         }

@@ -162,7 +162,13 @@ fn status_from(s: &str) -> Option<StoredStatus> {
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {

@@ -1,5 +1,5 @@
 //! The sections of the manual pages that clap does not write: ENVIRONMENT (generated from the
-//! options' `env` names, so it cannot drift), FILES and EXAMPLES. Pages are named as clap_mangen
+//! options' `env` names, so it cannot drift), FILES and EXAMPLES. Pages are named as `clap_mangen`
 //! names them: `overdue`, `overdue-serve`, `overdue-check-add`, ...
 
 use std::collections::BTreeMap;
@@ -228,7 +228,7 @@ pub(super) fn render(page: &str, cmd: &clap::Command) -> String {
     }
     if let Some((_, examples)) = EXAMPLES.iter().find(|(p, _)| *p == page) {
         roff.control("SH", ["EXAMPLES"]);
-        for (what, lines) in examples.iter() {
+        for (what, lines) in *examples {
             roff.control("PP", []);
             roff.text([roman(*what)]);
             roff.control("RS", ["4"]);
@@ -248,7 +248,7 @@ pub(super) fn render(page: &str, cmd: &clap::Command) -> String {
         .to_string()
 }
 
-/// `page` (as clap_mangen renders it) with the sections of [`render`] before VERSION.
+/// `page` (as `clap_mangen` renders it) with the sections of [`render`] before VERSION.
 pub(super) fn insert(page: &str, rendered: &str, cmd: &clap::Command) -> String {
     let extra = render(page, cmd);
     match rendered.find(".SH VERSION") {

@@ -305,7 +305,7 @@ fn dir_facts(path: &Path) -> DirFacts {
     DirFacts {
         path: path.to_path_buf(),
         mode: meta.as_ref().map(|m| m.permissions().mode()),
-        is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
+        is_dir: meta.as_ref().is_some_and(std::fs::Metadata::is_dir),
         owned_by_us: meta
             .as_ref()
             .is_some_and(|m| m.uid() == rustix::process::geteuid().as_raw()),
@@ -355,7 +355,7 @@ async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<F
             Reply::Settings(facts) => settings = facts,
             other => findings.push(Finding::Problem(format!(
                 "cannot read the data file: {}",
-                message(other.failure())
+                message(&other.failure())
             ))),
         }
     }
@@ -383,13 +383,13 @@ async fn settings_of_running(data: &Path) -> Option<Result<Settings, Finding>> {
             "the service running on {} did not tell the settings it runs with ({}); if it is \
              an older version, restart it after upgrading",
             data.display(),
-            message(other.failure())
+            message(&other.failure())
         ))),
     })
 }
 
 /// A failure's message without the `overdue: ` that starts it on its own.
-fn message(output: AdminOutput) -> String {
+fn message(output: &AdminOutput) -> String {
     output
         .stderr
         .trim()
@@ -490,6 +490,10 @@ pub(crate) fn render(findings: &[Finding]) -> AdminOutput {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unreadable_literal,
+    reason = "file modes read as st_mode octal, ungrouped"
+)]
 mod tests {
     use super::*;
 

@@ -21,7 +21,7 @@
 //! the delivery worker (the monitor retries the down flips it could not store by itself). Past
 //! the policy's bound it asks the service to stop.
 
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use jiff::Timestamp;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -313,7 +313,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
     let mut touched = Vec::new();
     let alerts;
     let (failed, mut io_error, fold) = {
-        let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = shared.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut ctx = WriteCtx {
             txn: &mut txn,
             state: &mut guard,
@@ -370,7 +370,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
                 // Stored permit: a worker busy elsewhere still sees it on its next wait.
                 shared.alerts.notify_one();
             }
-            notify_deadlines(shared, touched)
+            notify_deadlines(shared, touched);
         }
         Err(e) if e.is_io() => {
             // Marked before the callers hear of it, so they and the status probe agree.
@@ -398,7 +398,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
 /// Replaces the in-memory state with the file's (the file is the truth).
 fn reload(shared: &Shared) -> Result<(), StoreError> {
     let fresh = State::load(&shared.store)?;
-    *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+    *shared.state.write().unwrap_or_else(PoisonError::into_inner) = fresh;
     Ok(())
 }
 
@@ -411,9 +411,11 @@ fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {
     }
     touched.sort_unstable();
     touched.dedup();
-    let state = shared.state.read().unwrap_or_else(|p| p.into_inner());
+    let state = shared.state.read().unwrap_or_else(PoisonError::into_inner);
     for uuid in touched {
-        let down_at = state.check(&uuid).and_then(|c| c.alert_after());
+        let down_at = state
+            .check(&uuid)
+            .and_then(crate::model::Check::alert_after);
         // A closed channel means the monitor stopped (shutdown); nothing to tell.
         let _ = sink.send((uuid, down_at));
     }
