@@ -51,3 +51,14 @@ impl ApiVersion {
         self != ApiVersion::V3
     }
 }
+
+/// `bytes` in lowercase hex (tokens, digests, secrets in dumps).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}

@@ -161,15 +161,7 @@ fn status_from(s: &str) -> Option<StoredStatus> {
     .find(|st| st.as_str() == s)
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
-}
+pub(crate) use crate::model::hex;
 
 pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {

@@ -28,7 +28,7 @@ const H: f64 = 112.0;
 
 /// The window shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span {
+pub(crate) enum Span {
     Day,
     Week,
     Month,
@@ -36,7 +36,7 @@ pub enum Span {
 
 impl Span {
     /// `day`, `week` or `month` (anything else: a day).
-    pub fn parse(s: &str) -> Span {
+    pub(crate) fn parse(s: &str) -> Span {
         match s {
             "week" => Span::Week,
             "month" => Span::Month,
@@ -44,7 +44,7 @@ impl Span {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Span::Day => "day",
             Span::Week => "week",
@@ -52,7 +52,7 @@ impl Span {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Span::Day => "24 hours",
             Span::Week => "7 days",
@@ -60,7 +60,7 @@ impl Span {
         }
     }
 
-    pub fn length(self) -> SignedDuration {
+    pub(crate) fn length(self) -> SignedDuration {
         SignedDuration::from_hours(match self {
             Span::Day => 24,
             Span::Week => 24 * 7,
@@ -71,7 +71,7 @@ impl Span {
 
 /// What the picture is drawn from.
 #[derive(Debug, Clone)]
-pub struct TimelineInput<'a> {
+pub(crate) struct TimelineInput<'a> {
     /// When the check was created: nothing is drawn before it.
     pub created: Timestamp,
     /// The stored status now (the band from the last flip to now).
@@ -85,7 +85,7 @@ pub struct TimelineInput<'a> {
 }
 
 /// The status bands over `[from, to]`: (start, end, status), in time order.
-pub fn bands(
+pub(crate) fn bands(
     input: &TimelineInput<'_>,
     from: Timestamp,
     to: Timestamp,
@@ -117,7 +117,7 @@ pub fn bands(
 /// The late periods of a simple check with `timeout` and `grace`, from its pings' times
 /// (any order) up to `now`: after each ping, from its deadline to the next ping, the end of
 /// grace, or now, whichever comes first.
-pub fn late_periods(
+pub(crate) fn late_periods(
     pings: &[Timestamp],
     timeout: SignedDuration,
     grace: SignedDuration,
@@ -174,7 +174,12 @@ fn rank(kind: PingKind) -> u8 {
 }
 
 /// The picture at `now` over `span`, with axis labels in `tz`.
-pub fn render(input: &TimelineInput<'_>, now: Timestamp, span: Span, tz: &TimeZone) -> String {
+pub(crate) fn render(
+    input: &TimelineInput<'_>,
+    now: Timestamp,
+    span: Span,
+    tz: &TimeZone,
+) -> String {
     let len = span.length();
     let from = now.checked_sub(len).unwrap_or(now);
     let mut svg = String::with_capacity(8 * 1024);
@@ -319,7 +324,12 @@ pub fn render(input: &TimelineInput<'_>, now: Timestamp, span: Span, tz: &TimeZo
 
 /// Axis labels: every 3 hours for a day, every day for a week, every 5 days for a month, at
 /// local midnights and round hours in `tz`.
-pub fn axis(from: Timestamp, to: Timestamp, span: Span, tz: &TimeZone) -> Vec<(f64, String)> {
+pub(crate) fn axis(
+    from: Timestamp,
+    to: Timestamp,
+    span: Span,
+    tz: &TimeZone,
+) -> Vec<(f64, String)> {
     let len = span.length();
     let (step_hours, format) = match span {
         Span::Day => (3, "%H:%M"),

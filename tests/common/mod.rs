@@ -275,6 +275,10 @@ pub fn csrf_of(page: &str) -> Option<String> {
 
 impl TestServer {
     /// A client that does not follow redirects (the tests look at them).
+    #[allow(
+        clippy::unused_self,
+        reason = "read as s.browser() beside s.url() in the tests"
+    )]
     pub fn browser(&self) -> reqwest::Client {
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

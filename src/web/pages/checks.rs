@@ -17,7 +17,7 @@ use crate::web::response;
 
 /// One row of the table.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub(crate) struct Row {
     /// Path segment of the check's page: the UUID, or the unique key for read-only sessions.
     pub id: String,
     pub name: String,
@@ -29,14 +29,14 @@ pub struct Row {
 
 /// How the table is filtered and sorted (from the query string).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct View {
+pub(crate) struct View {
     pub tag: String,
     pub text: String,
     pub sort: String,
 }
 
 impl View {
-    pub fn from_form(form: &Form) -> View {
+    pub(crate) fn from_form(form: &Form) -> View {
         View {
             tag: form.text("tag").to_string(),
             text: form.text("q").to_string(),
@@ -47,7 +47,7 @@ impl View {
 
 /// Status counts at the top of the page.
 #[derive(Debug, Clone, Default)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub up: usize,
     pub grace: usize,
     pub down: usize,
@@ -56,7 +56,12 @@ pub struct Counts {
 }
 
 /// The rows of `checks` at `now` that `view` keeps, in its order.
-pub fn rows(checks: &[&Check], now: Timestamp, view: &View, read_only: bool) -> (Vec<Row>, Counts) {
+pub(crate) fn rows(
+    checks: &[&Check],
+    now: Timestamp,
+    view: &View,
+    read_only: bool,
+) -> (Vec<Row>, Counts) {
     let mut counts = Counts::default();
     let text = view.text.to_lowercase();
     let mut rows: Vec<Row> = Vec::new();
@@ -152,18 +157,18 @@ fn render(ctx: &Ctx<'_>, project: Uuid, error: Option<String>) -> Result<String,
 }
 
 /// GET the page.
-pub fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     Ok(ctx.html(render(ctx, project, None)?))
 }
 
 /// GET the table alone (live updates keep the page's filters, which come in the query).
-pub fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     page(ctx, project)
 }
 
 /// POST a new check from the form: validated by the API's rules; on a mistake the page comes
 /// back with the message and what was typed.
-pub async fn add(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) async fn add(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     ctx.writable(&project)?;
     let obj = check_object(&ctx.form);
     let spec = match parse_spec(&obj) {
