@@ -200,11 +200,6 @@ impl Layout {
                 | (Tab::Settings, "settings")
         )
     }
-
-    /// Whether the current project's key is read-only.
-    pub(crate) fn read_only(&self) -> bool {
-        self.current.as_ref().is_some_and(|p| p.read_only)
-    }
 }
 
 /// Serves `page`; every failure becomes the error page.
@@ -295,7 +290,7 @@ async fn run(
         Page::SignOut => signin::sign_out(&ctx).await,
         Page::Checks(p) => checks::page(&ctx, p),
         Page::CheckRows(p) => checks::rows_fragment(&ctx, p),
-        Page::Integrations(p) => integrations::page(&ctx, p).await,
+        Page::Integrations(p) => integrations::page(&ctx, p),
         Page::Project(p) => project::page(&ctx, p),
         Page::ProjectAction(p, ProjectAction::AddCheck) => checks::add(&ctx, p).await,
         Page::ProjectAction(
