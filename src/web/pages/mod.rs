@@ -29,8 +29,6 @@ pub(crate) const MAX_FORM_BYTES: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) struct Incoming {
     pub method: Method,
-    /// The path under the site root.
-    pub path: String,
     pub query: String,
     pub headers: HeaderMap,
     pub remote: Option<SocketAddr>,
