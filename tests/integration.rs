@@ -37,4 +37,5 @@ mod schedule_props;
 mod schedule_vectors;
 mod storage;
 mod web;
+mod web_checks;
 mod writer;
