@@ -480,12 +480,7 @@ pub fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError>
         counts,
         view,
     };
-    let mut resp = ctx.html(fragment.render()?);
-    resp.headers_mut().insert(
-        warp::http::header::CACHE_CONTROL,
-        warp::http::HeaderValue::from_static("no-store"),
-    );
-    Ok(resp)
+    Ok(ctx.html(fragment.render()?))
 }
 
 /// POST a new check from the form: validated by the API's rules; on a mistake the page comes
