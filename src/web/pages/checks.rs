@@ -321,7 +321,7 @@ fn relative(t: Timestamp, now: Timestamp) -> String {
         .to_string();
     }
     let (n, unit) = match abs {
-        a if a < 3570 => (a.div_ceil(60).max(1).min(59), "minute"),
+        a if a < 3570 => (a.div_ceil(60).clamp(1, 59), "minute"),
         a if a < 48 * 3600 => ((a + 1800) / 3600, "hour"),
         a => ((a + 43_200) / 86_400, "day"),
     };
