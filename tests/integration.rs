@@ -40,5 +40,6 @@ mod schedule_props;
 mod schedule_vectors;
 mod storage;
 mod web;
+mod web_checks;
 mod web_project;
 mod writer;

@@ -87,9 +87,9 @@ fn render(
         ping_key: if read_only { String::new() } else { ping_key },
         site_root: service.site_root().to_string(),
         new_key,
-        error: error.clone(),
+        error,
     };
-    let status = if error.is_some() {
+    let status = if page.error.is_some() {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
