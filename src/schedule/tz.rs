@@ -32,6 +32,11 @@ pub fn accepted(name: &str) -> Option<&'static str> {
         .map(|i| LEGACY[i].0)
 }
 
+/// Every allowed zone name (Appendix B), sorted: what a form offers to pick from.
+pub fn allowed_names() -> &'static [&'static str] {
+    &ALLOWED
+}
+
 /// The jiff time zone for a canonical name, from the database compiled into the binary.
 /// `None` for names outside the allowed list (so "Factory" or host-only zones never leak in).
 pub fn time_zone(canonical_name: &str) -> Option<TimeZone> {

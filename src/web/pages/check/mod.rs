@@ -1,0 +1,349 @@
+//! The page of one check: its status and since when, its ping URLs with ready-to-paste
+//! snippets, the next fire times, the ping log and the flips, and for read-write sessions
+//! pause, resume, delete and the edit form (in `edit`), which the API's own rules validate.
+//!
+//! Read-only sessions get the same page without anything that carries the check's UUID (ping
+//! URLs, snippets, forms): the page is built without them, not merely hidden.
+//!
+//! Delete is confirmed by a required "yes, delete" checkbox in its form, so the confirmation
+//! works without JavaScript (the browser will not send the form unticked) and the server
+//! refuses a delete without it.
+
+pub mod edit;
+pub mod pings;
+pub mod snippets;
+pub mod when;
+
+use askama::Template;
+use jiff::Timestamp;
+use uuid::Uuid;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use crate::model::{Check, Flip, Kind, Status};
+use crate::schedule::tz::allowed_names;
+use crate::web::error::WebError;
+use crate::web::pages::check::edit::{EditForm, FIRES_SHOWN};
+use crate::web::pages::check::pings::{Paging, PingRow};
+use crate::web::pages::check::snippets::{PingUrls, ping_urls};
+use crate::web::pages::check::when::{Fire, Stamp, next_fires, period_words, wall};
+use crate::web::pages::{Ctx, Layout, Tab};
+use crate::web::response;
+use crate::web::router::{CheckAction, CheckId};
+
+pub use edit::{edit, preview};
+pub use pings::body as ping_body;
+
+/// A status change as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlipRow {
+    pub at: Stamp,
+    pub utc: String,
+    pub from: &'static str,
+    pub to: &'static str,
+    pub reason: String,
+}
+
+/// The timeline's span, from `?span=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanChoice {
+    Day,
+    Week,
+    Month,
+}
+
+impl SpanChoice {
+    pub fn from_query(s: &str) -> SpanChoice {
+        match s {
+            "week" => SpanChoice::Week,
+            "month" => SpanChoice::Month,
+            _ => SpanChoice::Day,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpanChoice::Day => "day",
+            SpanChoice::Week => "week",
+            SpanChoice::Month => "month",
+        }
+    }
+}
+
+/// A link of the span switcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanLink {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub current: bool,
+}
+
+#[derive(Template)]
+#[template(path = "check.html")]
+struct CheckPage {
+    layout: Layout,
+    /// The path segment of this check (UUID, or unique key for read-only sessions).
+    id: String,
+    read_only: bool,
+    project: String,
+    name: String,
+    slug: String,
+    tags: Vec<String>,
+    desc: String,
+    status: &'static str,
+    status_word: &'static str,
+    since: Stamp,
+    schedule_words: String,
+    /// Ping URLs and snippets: None for read-only sessions.
+    urls: Option<PingUrls>,
+    /// The next fire times (cron and OnCalendar checks) and the zone they are in.
+    fires: Vec<Fire>,
+    zone: String,
+    /// When the next ping is due and when the check goes down without it.
+    expected: Option<Stamp>,
+    down_at: Option<Stamp>,
+    span: &'static str,
+    spans: Vec<SpanLink>,
+    timeline: String,
+    pings: Vec<PingRow>,
+    paging: Paging,
+    flips: Vec<FlipRow>,
+    n_pings: u64,
+    /// The edit form (read-write only) and its schedule preview.
+    form: Option<EditForm>,
+    preview_html: String,
+    zones: &'static [&'static str],
+    error: Option<String>,
+}
+
+/// The status in words ("late" for grace, as the checks page counts it).
+pub fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::New => "new",
+        Status::Up => "up",
+        Status::Grace => "late",
+        Status::Down => "down",
+        Status::Paused => "paused",
+        Status::Started => "running",
+    }
+}
+
+/// The schedule in words: "every 1 day, 1 hour grace", "30 2 * * * (Europe/Riga), ...".
+pub fn schedule_words(check: &Check) -> String {
+    let grace = period_words(check.grace);
+    match check.kind {
+        Kind::Simple => format!("every {}, {grace} grace", period_words(check.timeout)),
+        Kind::Cron | Kind::OnCalendar => {
+            format!("{} ({}), {grace} grace", check.schedule.trim(), check.tz)
+        }
+    }
+}
+
+/// The flips as listed, newest first.
+pub fn flip_rows(flips: &[Flip], now: Timestamp) -> Vec<FlipRow> {
+    flips
+        .iter()
+        .map(|f| FlipRow {
+            at: Stamp::new(f.created, now),
+            utc: wall(f.created, &jiff::tz::TimeZone::UTC),
+            from: f.old_status.as_str(),
+            to: f.new_status.as_str(),
+            reason: match f.reason.as_str() {
+                "fail" => "a failure ping".into(),
+                "timeout" => "no ping in time".into(),
+                other => other.to_string(),
+            },
+        })
+        .collect()
+}
+
+/// The span switcher's links.
+pub fn span_links(current: SpanChoice) -> Vec<SpanLink> {
+    [
+        (SpanChoice::Day, "24 h"),
+        (SpanChoice::Week, "7 d"),
+        (SpanChoice::Month, "30 d"),
+    ]
+    .into_iter()
+    .map(|(s, label)| SpanLink {
+        value: s.as_str(),
+        label,
+        current: s == current,
+    })
+    .collect()
+}
+
+/// The page's HTML; `error` is the edit form's message (the form then shows what was typed).
+async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<String, WebError> {
+    let (uuid, grant) = ctx.check(id)?;
+    let read_only = grant.read_only;
+    let service = &ctx.site.app.service;
+    let (check, ping_key, channels) = service
+        .read(|s| {
+            let check = s.check(&uuid)?.clone();
+            let project = s.project(&check.project)?;
+            let channels: Vec<crate::model::Channel> =
+                s.channels_of(&check.project).into_iter().cloned().collect();
+            Some((check, project.ping_key.clone(), channels))
+        })
+        .ok_or(WebError::NotFound)?;
+    let now = service.now();
+    let page_no = pings::page_number(ctx.form.text("page"), service.config().ping_log);
+    let (ping_rows, paging) = pings::load(service, uuid, page_no, now).await?;
+    let flips = service.flips(uuid)?;
+    let status = check.status_at(now, false);
+    let since = Stamp::new(flips.first().map_or(check.created, |f| f.created), now);
+    let span = SpanChoice::from_query(ctx.form.text("span"));
+    let (fires, zone) = match &check.compiled {
+        Some(s) => (next_fires(s, now, FIRES_SHOWN), check.tz.to_string()),
+        None => (Vec::new(), String::new()),
+    };
+    let channel_refs: Vec<&crate::model::Channel> = channels.iter().collect();
+    let form = (!read_only).then(|| match &error {
+        Some(_) => EditForm::typed(&ctx.form, &channel_refs),
+        None => EditForm::of_check(&check, &channel_refs),
+    });
+    let preview_html = match &form {
+        Some(f) if !f.schedule.trim().is_empty() => {
+            edit::fires_of(f.schedule.trim(), f.tz.trim(), now).render()?
+        }
+        _ => String::new(),
+    };
+    let page = CheckPage {
+        layout: ctx.layout(
+            if check.name.is_empty() {
+                "unnamed"
+            } else {
+                &check.name
+            },
+            Some(check.project),
+            Tab::Checks,
+        ),
+        id: if read_only {
+            check.unique_key()
+        } else {
+            uuid.to_string()
+        },
+        read_only,
+        project: check.project.to_string(),
+        name: check.name.clone(),
+        slug: check.slug.clone(),
+        tags: check.tag_list().map(str::to_string).collect(),
+        desc: check.desc.clone(),
+        status: status.as_str(),
+        status_word: status_word(status),
+        since,
+        schedule_words: schedule_words(&check),
+        urls: (!read_only).then(|| ping_urls(&check, service.site_root(), &ping_key)),
+        fires,
+        zone,
+        expected: check.grace_start().map(|t| Stamp::new(t, now)),
+        down_at: check.alert_after().map(|t| Stamp::new(t, now)),
+        span: span.as_str(),
+        spans: span_links(span),
+        timeline: String::new(),
+        pings: ping_rows,
+        paging,
+        flips: flip_rows(&flips, now),
+        n_pings: check.n_pings,
+        form,
+        preview_html,
+        zones: allowed_names(),
+        error,
+    };
+    Ok(page.render()?)
+}
+
+/// GET the page.
+pub async fn page(ctx: &Ctx<'_>, id: CheckId) -> Result<Response, WebError> {
+    let html = render(ctx, &id, None).await?;
+    Ok(response::html(StatusCode::OK, html, ctx.gzip))
+}
+
+/// POST pause, resume or delete (delete only with its "yes, delete" box ticked).
+pub async fn action(ctx: &Ctx<'_>, uuid: Uuid, action: CheckAction) -> Result<Response, WebError> {
+    let project = ctx.check(&CheckId::Uuid(uuid))?.1.project;
+    ctx.writable(&project)?;
+    let service = &ctx.site.app.service;
+    match action {
+        CheckAction::Pause => {
+            service.pause_check(project, uuid).await?;
+        }
+        CheckAction::Resume => {
+            service.resume_check(project, uuid).await?;
+        }
+        CheckAction::Delete => {
+            if ctx.form.get("confirm") != Some("yes") {
+                return Err(WebError::BadRequest(
+                    "Tick \u{201c}yes, delete\u{201d} to delete the check; nothing was deleted."
+                        .into(),
+                ));
+            }
+            service.delete_check(project, uuid).await?;
+            return Ok(response::see_other(
+                &ctx.link(&format!("/projects/{project}/checks/")),
+            ));
+        }
+        CheckAction::Edit => return edit(ctx, uuid).await,
+    }
+    Ok(response::see_other(&ctx.link(&format!("/checks/{uuid}/"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::StoredStatus;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("ts")
+    }
+
+    #[test]
+    fn schedules_and_statuses_in_words() {
+        let mut c = Check::new(
+            Uuid::nil(),
+            Uuid::nil(),
+            1,
+            ts("2026-01-01T00:00:00Z"),
+            Uuid::nil(),
+        );
+        assert_eq!(schedule_words(&c), "every 1 day, 1 hour grace");
+        c.kind = Kind::Cron;
+        c.schedule = "30 2 * * *".into();
+        c.tz = "Europe/Riga".into();
+        c.grace = 300;
+        assert_eq!(
+            schedule_words(&c),
+            "30 2 * * * (Europe/Riga), 5 minutes grace"
+        );
+        assert_eq!(status_word(Status::Grace), "late");
+        assert_eq!(status_word(Status::Down), "down");
+    }
+
+    #[test]
+    fn flips_and_spans() {
+        let now = ts("2026-03-31T12:00:00Z");
+        let flips = [Flip {
+            check: Uuid::nil(),
+            created: ts("2026-03-31T09:00:00Z"),
+            old_status: StoredStatus::Up,
+            new_status: StoredStatus::Down,
+            reason: "timeout".into(),
+        }];
+        let rows = flip_rows(&flips, now);
+        assert_eq!(rows[0].from, "up");
+        assert_eq!(rows[0].to, "down");
+        assert_eq!(rows[0].reason, "no ping in time");
+        assert_eq!(rows[0].at.words, "3 hours ago");
+        assert_eq!(rows[0].utc, "Tue 2026-03-31 09:00 UTC");
+        assert_eq!(SpanChoice::from_query("week"), SpanChoice::Week);
+        assert_eq!(SpanChoice::from_query("nonsense"), SpanChoice::Day);
+        let links = span_links(SpanChoice::Month);
+        let current: Vec<_> = links
+            .iter()
+            .filter(|l| l.current)
+            .map(|l| l.value)
+            .collect();
+        assert_eq!(current, ["month"]);
+    }
+}
