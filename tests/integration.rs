@@ -36,4 +36,5 @@ mod schedule_props;
 mod schedule_vectors;
 mod storage;
 mod web;
+mod web_check;
 mod writer;

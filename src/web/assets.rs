@@ -14,10 +14,14 @@ use crate::web::response;
 /// The stylesheet: the layout, both themes, and the timeline picture's classes.
 pub const CSS: &str = concat!(
     include_str!("assets/dashboard.css"),
-    include_str!("assets/timeline.css")
+    include_str!("assets/timeline.css"),
+    include_str!("assets/check.css")
 );
 /// The progressive-enhancement script.
-pub const JS: &str = include_str!("assets/dashboard.js");
+pub const JS: &str = concat!(
+    include_str!("assets/dashboard.js"),
+    include_str!("assets/check.js")
+);
 
 /// The digest of every asset, as `?v=` in their URLs.
 pub fn version() -> &'static str {

@@ -102,6 +102,8 @@ struct CheckPage {
     /// When the next ping is due and when the check goes down without it.
     expected: Option<Stamp>,
     down_at: Option<Stamp>,
+    /// Why no ping is expected, when none is.
+    waiting: Option<&'static str>,
     span: &'static str,
     spans: Vec<SpanLink>,
     timeline: String,
@@ -137,6 +139,19 @@ pub fn schedule_words(check: &Check) -> String {
             format!("{} ({}), {grace} grace", check.schedule.trim(), check.tz)
         }
     }
+}
+
+/// What the check waits for when no ping is expected at a known time.
+pub fn waiting_note(status: Status, expecting: bool) -> Option<&'static str> {
+    if expecting {
+        return None;
+    }
+    Some(match status {
+        Status::New => "No ping yet: the check starts with its first ping.",
+        Status::Paused => "Paused: nothing is expected until it is resumed or pinged.",
+        Status::Down => "Down: the next success ping brings it back up.",
+        _ => "No further ping is expected: the schedule fires no more.",
+    })
 }
 
 /// The flips as listed, newest first.
@@ -239,6 +254,7 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
         zone,
         expected: check.grace_start().map(|t| Stamp::new(t, now)),
         down_at: check.alert_after().map(|t| Stamp::new(t, now)),
+        waiting: waiting_note(status, check.grace_start().is_some()),
         span: span.as_str(),
         spans: span_links(span),
         timeline: String::new(),
@@ -318,6 +334,8 @@ mod tests {
         );
         assert_eq!(status_word(Status::Grace), "late");
         assert_eq!(status_word(Status::Down), "down");
+        assert_eq!(waiting_note(Status::Up, true), None);
+        assert!(waiting_note(Status::Down, false).is_some_and(|n| n.starts_with("Down")));
     }
 
     #[test]

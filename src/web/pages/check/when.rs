@@ -53,14 +53,17 @@ pub fn relative(t: Timestamp, now: Timestamp) -> String {
     }
 }
 
-/// A span in its largest whole unit: "1 minute", "5 hours", "2 days".
+/// A span in its largest whole unit, rounded: "1 minute", "5 hours", "2 days".
 fn amount(secs: u64) -> String {
-    let (n, unit) = match secs {
-        s if s < 3600 => ((s + 30) / 60, "minute"),
-        s if s < 86_400 => ((s + 1800) / 3600, "hour"),
-        s => ((s + 43_200) / 86_400, "day"),
+    let minutes = (secs + 30) / 60;
+    let hours = (secs + 1800) / 3600;
+    let (n, unit) = if minutes < 60 {
+        (minutes.max(1), "minute")
+    } else if hours < 24 {
+        (hours, "hour")
+    } else {
+        ((secs + 43_200) / 86_400, "day")
     };
-    let n = n.max(1);
     if n == 1 {
         format!("1 {unit}")
     } else {
@@ -150,6 +153,8 @@ mod tests {
         assert_eq!(relative(ts("2026-03-31T07:00:00Z"), now), "5 hours ago");
         assert_eq!(relative(ts("2026-03-29T12:00:00Z"), now), "2 days ago");
         assert_eq!(relative(ts("2026-03-31T15:00:00Z"), now), "in 3 hours");
+        assert_eq!(relative(ts("2026-03-31T12:59:59Z"), now), "in 1 hour");
+        assert_eq!(relative(ts("2026-04-01T11:59:00Z"), now), "in 1 day");
     }
 
     #[test]
