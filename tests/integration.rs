@@ -15,6 +15,7 @@ mod api_checks;
 mod api_pings;
 mod api_validation;
 mod badge_render;
+mod browser;
 mod channel_kinds;
 mod cli;
 mod cli_channels;
