@@ -72,7 +72,10 @@ async fn the_page_shows_urls_snippets_fires_pings_and_flips() {
         assert!(page.contains(&snippet), "snippet {snippet}");
     }
     for id in ["snippet-cron", "snippet-exit", "snippet-rid"] {
-        assert!(page.contains(&format!("<pre id=\"{id}\">")), "{id}");
+        assert!(
+            page.contains(&format!("<pre id=\"{id}\" tabindex=\"0\">")),
+            "{id}"
+        );
         assert!(page.contains(&format!("data-copy=\"#{id}\"")), "{id}");
     }
     assert!(page.contains("Down: the next success ping brings it back up."));
@@ -99,7 +102,9 @@ async fn the_page_shows_urls_snippets_fires_pings_and_flips() {
     assert!(log.contains("class=\"kind k-fail\""));
     assert!(log.contains("HTTP from 127.0.0.1"));
     assert!(log.contains("<summary>&#60;script&#62;alert(1)&#60;/script&#62; disk full</summary>"));
-    assert!(log.contains("<pre>&#60;script&#62;alert(1)&#60;/script&#62;\ndisk full</pre>"));
+    assert!(log.contains(
+        "<pre tabindex=\"0\">&#60;script&#62;alert(1)&#60;/script&#62;\ndisk full</pre>"
+    ));
     assert!(!page.contains("<script>alert"), "a body is never markup");
     let body_link = format!("/checks/{uuid}/pings/3/body/");
     assert!(log.contains(&body_link));

@@ -74,6 +74,9 @@ fn amount(secs: u64) -> String {
 /// A run's duration: "0.42 s", "12 s", "3 min 5 s", "2 h 10 min", "1 d 3 h".
 pub fn duration_words(d: SignedDuration) -> String {
     let ms = d.as_millis().max(0);
+    if ms < 10 {
+        return "under 0.01 s".into();
+    }
     if ms < 10_000 && ms % 1000 != 0 {
         return format!("{:.2} s", ms as f64 / 1000.0);
     }
@@ -184,6 +187,10 @@ mod tests {
     #[test]
     fn durations_and_periods() {
         assert_eq!(duration_words(SignedDuration::from_millis(420)), "0.42 s");
+        assert_eq!(
+            duration_words(SignedDuration::from_millis(3)),
+            "under 0.01 s"
+        );
         assert_eq!(duration_words(SignedDuration::from_secs(12)), "12 s");
         assert_eq!(duration_words(SignedDuration::from_secs(185)), "3 min 5 s");
         assert_eq!(duration_words(SignedDuration::from_secs(7200)), "2 h");
