@@ -20,6 +20,7 @@ pub mod router;
 pub mod session;
 pub mod signin;
 pub mod site;
+pub mod timeline;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
