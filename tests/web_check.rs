@@ -117,6 +117,20 @@ async fn the_page_shows_urls_snippets_fires_pings_and_flips() {
         flips.contains(">new</span> → <span class=\"status st-up\">up</span>"),
         "{flips}"
     );
+    // The timeline: the three pings of the same second merge into one tick showing the
+    // failure, and the picture counts them.
+    let svg = &page[page.find("<svg class=\"timeline\"").expect("timeline")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(
+        svg.contains("aria-label=\"24 hours: 3 pings, 1 failures"),
+        "{svg}"
+    );
+    assert!(svg.contains("class=\"tick fail\""), "{svg}");
+    assert!(svg.contains("<title>3 pings from "), "{svg}");
+    assert!(
+        !svg.contains("<script"),
+        "nothing from users in the picture"
+    );
     // The span switcher marks the span shown.
     let (_, week) = web.get(&format!("/checks/{uuid}/?span=week")).await;
     assert!(week.contains("<a href=\"?span=week\" aria-current=\"page\">7 d</a>"));

@@ -20,7 +20,8 @@ use uuid::Uuid;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::model::{Check, Flip, Kind, Status};
+use crate::model::json::durations;
+use crate::model::{Check, Flip, Kind, Ping, PingKind, Status};
 use crate::schedule::tz::allowed_names;
 use crate::web::error::WebError;
 use crate::web::pages::check::edit::{EditForm, FIRES_SHOWN};
@@ -30,6 +31,7 @@ use crate::web::pages::check::when::{Fire, Stamp, next_fires, period_words, wall
 use crate::web::pages::{Ctx, Layout, Tab};
 use crate::web::response;
 use crate::web::router::{CheckAction, CheckId};
+use crate::web::timeline::{self, Span, TimelineInput};
 
 pub use edit::{edit, preview};
 pub use pings::body as ping_body;
@@ -42,32 +44,6 @@ pub struct FlipRow {
     pub from: &'static str,
     pub to: &'static str,
     pub reason: String,
-}
-
-/// The timeline's span, from `?span=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpanChoice {
-    Day,
-    Week,
-    Month,
-}
-
-impl SpanChoice {
-    pub fn from_query(s: &str) -> SpanChoice {
-        match s {
-            "week" => SpanChoice::Week,
-            "month" => SpanChoice::Month,
-            _ => SpanChoice::Day,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpanChoice::Day => "day",
-            SpanChoice::Week => "week",
-            SpanChoice::Month => "month",
-        }
-    }
 }
 
 /// A link of the span switcher.
@@ -173,11 +149,11 @@ pub fn flip_rows(flips: &[Flip], now: Timestamp) -> Vec<FlipRow> {
 }
 
 /// The span switcher's links.
-pub fn span_links(current: SpanChoice) -> Vec<SpanLink> {
+pub fn span_links(current: Span) -> Vec<SpanLink> {
     [
-        (SpanChoice::Day, "24 h"),
-        (SpanChoice::Week, "7 d"),
-        (SpanChoice::Month, "30 d"),
+        (Span::Day, "24 h"),
+        (Span::Week, "7 d"),
+        (Span::Month, "30 d"),
     ]
     .into_iter()
     .map(|(s, label)| SpanLink {
@@ -186,6 +162,53 @@ pub fn span_links(current: SpanChoice) -> Vec<SpanLink> {
         current: s == current,
     })
     .collect()
+}
+
+/// The timeline picture of `check` over `span` from its log (newest first) with its run
+/// durations, and its flips: the axis in the check's zone, late periods for a simple check.
+pub fn timeline_svg(
+    check: &Check,
+    log: &[Ping],
+    runs: &[Option<jiff::SignedDuration>],
+    flips: &[Flip],
+    now: Timestamp,
+    span: Span,
+) -> String {
+    let from = now.checked_sub(span.length()).unwrap_or(now);
+    let pings: Vec<(Ping, Option<jiff::SignedDuration>)> = log
+        .iter()
+        .cloned()
+        .zip(runs.iter().copied())
+        .take_while(|(p, _)| p.created >= from)
+        .collect();
+    let late = match check.kind {
+        Kind::Simple => {
+            let successes: Vec<Timestamp> = log
+                .iter()
+                .filter(|p| p.kind == PingKind::Success)
+                .map(|p| p.created)
+                .collect();
+            timeline::late_periods(
+                &successes,
+                jiff::SignedDuration::from_secs(check.timeout),
+                jiff::SignedDuration::from_secs(check.grace),
+                now,
+            )
+        }
+        Kind::Cron | Kind::OnCalendar => Vec::new(),
+    };
+    let tz = check
+        .compiled
+        .as_ref()
+        .map_or(jiff::tz::TimeZone::UTC, |s| s.time_zone().clone());
+    let input = TimelineInput {
+        created: check.created,
+        status: check.status,
+        flips,
+        pings: &pings,
+        late: &late,
+    };
+    timeline::render(&input, now, span, &tz)
 }
 
 /// The page's HTML; `error` is the edit form's message (the form then shows what was typed).
@@ -203,12 +226,17 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
         })
         .ok_or(WebError::NotFound)?;
     let now = service.now();
-    let page_no = pings::page_number(ctx.form.text("page"), service.config().ping_log);
-    let (ping_rows, paging) = pings::load(service, uuid, page_no, now).await?;
+    let ping_log = service.config().ping_log;
+    let page_no = pings::page_number(ctx.form.text("page"), ping_log);
+    // The whole log (bounded by --ping-log) feeds both the picture and the table's page.
+    let log = service.pings(uuid, ping_log as usize).await?;
+    let runs = durations(&log);
+    let (ping_rows, paging) = pings::load(service, uuid, &log, &runs, page_no, now).await?;
     let flips = service.flips(uuid)?;
+    let span = Span::parse(ctx.form.text("span"));
+    let timeline = timeline_svg(&check, &log, &runs, &flips, now, span);
     let status = check.status_at(now, false);
     let since = Stamp::new(flips.first().map_or(check.created, |f| f.created), now);
-    let span = SpanChoice::from_query(ctx.form.text("span"));
     let (fires, zone) = match &check.compiled {
         Some(s) => (next_fires(s, now, FIRES_SHOWN), check.tz.to_string()),
         None => (Vec::new(), String::new()),
@@ -257,7 +285,7 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
         waiting: waiting_note(status, check.grace_start().is_some()),
         span: span.as_str(),
         spans: span_links(span),
-        timeline: String::new(),
+        timeline,
         pings: ping_rows,
         paging,
         flips: flip_rows(&flips, now),
@@ -339,6 +367,45 @@ mod tests {
     }
 
     #[test]
+    fn the_timeline_shows_the_pings_of_its_span() {
+        let now = ts("2026-03-31T12:00:00Z");
+        let mut c = Check::new(
+            Uuid::nil(),
+            Uuid::nil(),
+            1,
+            ts("2026-03-01T00:00:00Z"),
+            Uuid::nil(),
+        );
+        c.status = StoredStatus::Up;
+        let ping = |n, kind, at| Ping {
+            check: Uuid::nil(),
+            n,
+            created: ts(at),
+            kind,
+            scheme: "http".into(),
+            remote_addr: None,
+            method: "GET".into(),
+            ua: String::new(),
+            rid: None,
+            exit_status: None,
+            body_len: 0,
+        };
+        let log = [
+            ping(3, PingKind::Success, "2026-03-31T11:00:00Z"),
+            ping(2, PingKind::Start, "2026-03-31T09:00:00Z"),
+            ping(1, PingKind::Fail, "2026-03-29T12:00:00Z"),
+        ];
+        let runs = durations(&log);
+        let day = timeline_svg(&c, &log, &runs, &[], now, Span::Day);
+        assert!(day.starts_with("<svg class=\"timeline\""));
+        assert!(day.contains("tick success") && day.contains("tick start"));
+        assert!(!day.contains("tick fail"), "two days ago is outside a day");
+        assert!(day.contains("class=\"run"), "the run is drawn");
+        let week = timeline_svg(&c, &log, &runs, &[], now, Span::Week);
+        assert!(week.contains("tick fail"));
+    }
+
+    #[test]
     fn flips_and_spans() {
         let now = ts("2026-03-31T12:00:00Z");
         let flips = [Flip {
@@ -354,9 +421,7 @@ mod tests {
         assert_eq!(rows[0].reason, "no ping in time");
         assert_eq!(rows[0].at.words, "3 hours ago");
         assert_eq!(rows[0].utc, "Tue 2026-03-31 09:00 UTC");
-        assert_eq!(SpanChoice::from_query("week"), SpanChoice::Week);
-        assert_eq!(SpanChoice::from_query("nonsense"), SpanChoice::Day);
-        let links = span_links(SpanChoice::Month);
+        let links = span_links(Span::Month);
         let current: Vec<_> = links
             .iter()
             .filter(|l| l.current)

@@ -2,12 +2,11 @@
 //! duration and a preview of its body that expands) and a ping's whole body as plain text.
 //! The rows are plain functions of the pings, their bodies and `now`; [`load`] reads them.
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::model::json::durations;
 use crate::model::{Ping, PingKind};
 use crate::service::{Service, ServiceError};
 use crate::web::error::WebError;
@@ -18,8 +17,6 @@ use crate::web::router::CheckId;
 
 /// Pings on one page of the log.
 pub const PAGE_SIZE: usize = 50;
-/// Pings read past the page's end, so its oldest completions still find their start.
-const LOOKBACK: usize = 20;
 /// Characters of a body shown before it is expanded.
 pub const SUMMARY_CHARS: usize = 80;
 /// Bytes of a body shown expanded; the link gives the whole body.
@@ -115,20 +112,21 @@ pub fn preview(body: &[u8]) -> Preview {
     }
 }
 
-/// The rows of page `page` from `pings` (newest first, starting at the log's newest), with
-/// the bodies read for them (by ping number).
+/// The rows of page `page` from `pings` (newest first, starting at the log's newest) and
+/// their run durations (`model::json::durations` of the same list), with the bodies read for
+/// them (by ping number).
 pub fn rows(
     pings: &[Ping],
+    durations: &[Option<SignedDuration>],
     page: usize,
     bodies: &[(u64, Vec<u8>)],
     now: Timestamp,
 ) -> (Vec<PingRow>, Paging) {
     let from = (page - 1) * PAGE_SIZE;
     let to = (page * PAGE_SIZE).min(pings.len());
-    let durations = durations(pings);
     let rows = pings
         .iter()
-        .zip(durations)
+        .zip(durations.iter().copied())
         .skip(from)
         .take(to.saturating_sub(from))
         .map(|(p, d)| PingRow {
@@ -156,14 +154,15 @@ pub fn rows(
     (rows, paging)
 }
 
-/// Reads page `page` of a check's log with the bodies of its rows.
+/// Rows of page `page` of `pings` (the log, newest first), with the bodies of its rows read.
 pub async fn load(
     service: &Service,
     uuid: Uuid,
+    pings: &[Ping],
+    durations: &[Option<SignedDuration>],
     page: usize,
     now: Timestamp,
 ) -> Result<(Vec<PingRow>, Paging), ServiceError> {
-    let pings = service.pings(uuid, page * PAGE_SIZE + LOOKBACK).await?;
     let mut bodies = Vec::new();
     for p in pings
         .iter()
@@ -175,7 +174,7 @@ pub async fn load(
             bodies.push((p.n, body));
         }
     }
-    Ok(rows(&pings, page, &bodies, now))
+    Ok(rows(pings, durations, page, &bodies, now))
 }
 
 /// GET a ping's whole body, as plain text (never rendered as HTML).
@@ -199,6 +198,7 @@ pub async fn body(ctx: &Ctx<'_>, id: CheckId, n: u64) -> Result<Response, WebErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::json::durations;
 
     fn ping(n: u64, kind: PingKind, secs: i64) -> Ping {
         Ping {
@@ -241,7 +241,8 @@ mod tests {
             })
             .collect();
         let now = pings[0].created;
-        let (rows, paging) = rows(&pings, 1, &[(120, b"<b>hi</b>".to_vec())], now);
+        let d = durations(&pings);
+        let (rows, paging) = rows(&pings, &d, 1, &[(120, b"<b>hi</b>".to_vec())], now);
         assert_eq!(rows.len(), PAGE_SIZE);
         assert_eq!(rows[0].n, 120);
         assert_eq!(rows[0].duration.as_deref(), Some("30 s"));
@@ -260,12 +261,12 @@ mod tests {
                 next: Some(2)
             }
         );
-        let (rows3, paging3) = super::rows(&pings, 3, &[], now);
+        let (rows3, paging3) = super::rows(&pings, &d, 3, &[], now);
         assert_eq!(rows3.len(), 20);
         assert_eq!(rows3[0].n, 20);
         assert_eq!(paging3.next, None);
         assert_eq!(paging3.prev, Some(2));
-        let (empty, _) = super::rows(&pings, 4, &[], now);
+        let (empty, _) = super::rows(&pings, &d, 4, &[], now);
         assert!(empty.is_empty());
     }
 
