@@ -163,17 +163,14 @@ pub async fn load(
     page: usize,
     now: Timestamp,
 ) -> Result<(Vec<PingRow>, Paging), ServiceError> {
-    let mut bodies = Vec::new();
-    for p in pings
+    let with_body: Vec<u64> = pings
         .iter()
         .skip((page - 1) * PAGE_SIZE)
         .take(PAGE_SIZE)
         .filter(|p| p.body_len > 0)
-    {
-        if let Some(body) = service.ping_body(uuid, p.n).await? {
-            bodies.push((p.n, body));
-        }
-    }
+        .map(|p| p.n)
+        .collect();
+    let bodies = service.ping_bodies(uuid, &with_body).await?;
     Ok(rows(pings, durations, page, &bodies, now))
 }
 
