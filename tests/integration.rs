@@ -40,6 +40,7 @@ mod schedule_props;
 mod schedule_vectors;
 mod storage;
 mod web;
+mod web_check;
 mod web_checks;
 mod web_project;
 mod writer;

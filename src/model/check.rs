@@ -225,7 +225,7 @@ impl Check {
     }
 
     /// `unique_key` of §3.3: hex SHA-1 of the first 16 hex digits of the UUID.
-    pub(crate) fn unique_key(&self) -> String {
+    pub fn unique_key(&self) -> String {
         unique_key(&self.uuid)
     }
 }

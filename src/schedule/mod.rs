@@ -109,6 +109,11 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The time zone the schedule is evaluated in (lines with their own zone excepted).
+    pub(crate) fn time_zone(&self) -> &TimeZone {
+        &self.tz
+    }
+
     /// Parse and validate (§6.1-§6.3) `expr` to be evaluated in time zone `tz`, a canonical
     /// name as returned by [`tz::canonical`] (legacy aliases are accepted too). Validation of
     /// the expression is independent of `tz`: at least one occurrence after 2000-01-01, cron

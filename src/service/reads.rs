@@ -42,6 +42,24 @@ impl Service {
         Ok(self.store().ping_body(check, n)?)
     }
 
+    /// The stored bodies of pings `ns` of a check (those that have one), after one fold of the
+    /// journal: what a page listing many pings reads.
+    pub async fn ping_bodies(
+        &self,
+        check: Uuid,
+        ns: &[u64],
+    ) -> Result<Vec<(u64, Vec<u8>)>, ServiceError> {
+        self.fold_journal_for(&check).await?;
+        let store = self.store();
+        let mut out = Vec::with_capacity(ns.len());
+        for &n in ns {
+            if let Some(body) = store.ping_body(check, n)? {
+                out.push((n, body));
+            }
+        }
+        Ok(out)
+    }
+
     /// The newest ping at or before `at` among the newest `scanned` pings, with its body: what
     /// an alert about a moment quotes.
     pub(crate) async fn ping_at_or_before(

@@ -15,12 +15,14 @@ use crate::web::response;
 pub(crate) const CSS: &str = concat!(
     include_str!("assets/dashboard.css"),
     include_str!("assets/timeline.css"),
-    include_str!("assets/checks.css")
+    include_str!("assets/checks.css"),
+    include_str!("assets/check.css")
 );
 /// The progressive-enhancement script.
 pub(crate) const JS: &str = concat!(
     include_str!("assets/dashboard.js"),
-    include_str!("assets/checks.js")
+    include_str!("assets/checks.js"),
+    include_str!("assets/check.js")
 );
 
 /// The digest of every asset, as `?v=` in their URLs.
