@@ -10,7 +10,7 @@ use crate::api::auth::{authorize, authorize_read};
 use crate::api::error::ApiError;
 use crate::api::response::{json_response, text_response};
 use crate::api::{App, Request};
-use crate::model::badge::{encode_tag, signature};
+use crate::model::badge::project_badge_urls;
 use crate::model::json::channel_json;
 
 /// GET channels/ (read-write keys only).
@@ -42,24 +42,10 @@ pub(crate) async fn badges(app: &App, req: &Request) -> Result<Response, ApiErro
     let secret = app.service.badge_secret();
     let root = app.service.site_root();
     let entry = |tag: &str| {
-        let sig = signature(&secret, &badge_key, tag);
-        let base = format!("{root}/badge/{badge_key}");
-        let (two, three) = if tag == "*" {
-            (format!("{base}/{sig}-2"), format!("{base}/{sig}"))
-        } else {
-            let enc = encode_tag(tag);
-            (
-                format!("{base}/{sig}-2/{enc}"),
-                format!("{base}/{sig}/{enc}"),
-            )
-        };
+        let u = project_badge_urls(root, &secret, &badge_key, tag);
         json!({
-            "svg": format!("{two}.svg"),
-            "svg3": format!("{three}.svg"),
-            "json": format!("{two}.json"),
-            "json3": format!("{three}.json"),
-            "shields": format!("{two}.shields"),
-            "shields3": format!("{three}.shields"),
+            "svg": u.svg, "svg3": u.svg3, "json": u.json, "json3": u.json3,
+            "shields": u.shields, "shields3": u.shields3,
         })
     };
     let mut map = Map::new();
