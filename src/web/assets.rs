@@ -14,7 +14,8 @@ use crate::web::response;
 /// The stylesheet: the layout, both themes, and the timeline picture's classes.
 pub(crate) const CSS: &str = concat!(
     include_str!("assets/dashboard.css"),
-    include_str!("assets/timeline.css")
+    include_str!("assets/timeline.css"),
+    include_str!("assets/settings.css")
 );
 /// The progressive-enhancement script.
 pub(crate) const JS: &str = include_str!("assets/dashboard.js");

@@ -295,7 +295,7 @@ async fn run(
         Page::SignOut => signin::sign_out(&ctx).await,
         Page::Checks(p) => checks::page(&ctx, p),
         Page::CheckRows(p) => checks::rows_fragment(&ctx, p),
-        Page::Integrations(p) => integrations::page(&ctx, p).await,
+        Page::Integrations(p) => integrations::page(&ctx, p),
         Page::Project(p) => project::page(&ctx, p),
         Page::ProjectAction(p, ProjectAction::AddCheck) => checks::add(&ctx, p).await,
         Page::ProjectAction(
