@@ -40,4 +40,5 @@ mod schedule_props;
 mod schedule_vectors;
 mod storage;
 mod web;
+mod web_project;
 mod writer;

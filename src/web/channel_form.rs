@@ -190,10 +190,18 @@ mod tests {
         let ntfy = forms.iter().find(|f| f.kind == "ntfy").expect("ntfy");
         let names: Vec<&str> = ntfy.fields.iter().map(|f| f.name).collect();
         assert_eq!(names, ["url", "topic", "priority", "token"]);
-        assert!(ntfy.fields[3].secret(), "tokens are typed into password fields");
+        assert!(
+            ntfy.fields[3].secret(),
+            "tokens are typed into password fields"
+        );
         let webhook = forms.iter().find(|f| f.kind == "webhook").expect("webhook");
         assert!(webhook.fields.iter().any(|f| f.name == "url_down"));
-        assert!(forms.iter().flat_map(|f| &f.fields).all(|f| !f.label.is_empty()));
+        assert!(
+            forms
+                .iter()
+                .flat_map(|f| &f.fields)
+                .all(|f| !f.label.is_empty())
+        );
     }
 
     #[test]
@@ -218,7 +226,10 @@ mod tests {
                 .expect_err("refused")
                 .to_string()
         };
-        assert_eq!(form_words(&err(b"kind=email")), "email needs “Email address”");
+        assert_eq!(
+            form_words(&err(b"kind=email")),
+            "email needs “Email address”"
+        );
         assert_eq!(
             form_words(&err(b"kind=webhook")),
             "webhook needs “URL” (or “URL when down”/“URL when up”)"
@@ -228,7 +239,10 @@ mod tests {
             "webhook does not take “Topic” (it takes “URL”, “URL when down”, “URL when up”, \
              “Method”, “Body”, “Body when down”, “Body when up”, “Headers”)"
         );
-        assert_eq!(form_words(&err(b"kind=ntfy")), "ntfy channel: needs “Topic”");
+        assert_eq!(
+            form_words(&err(b"kind=ntfy")),
+            "ntfy channel: needs “Topic”"
+        );
         assert_eq!(
             form_words("--repeat \"x\" is not a duration"),
             "“Repeat” \"x\" is not a duration"

@@ -297,7 +297,9 @@ async fn add(ctx: &Ctx<'_>, project: Uuid, project_name: &str) -> Result<Respons
     }
     let name = form.text("name");
     if name.is_empty() {
-        return refused("An integration needs a name (checks name their integrations by it).".into());
+        return refused(
+            "An integration needs a name (checks name their integrations by it).".into(),
+        );
     }
     let config = match config_from_fields(&fields_of(form)) {
         Ok(c) => c,
