@@ -165,11 +165,13 @@ impl ChannelConfig {
                 hosts.dedup();
                 hosts.join(",")
             }
-            ChannelConfig::Other { settings, .. } => {
+            ChannelConfig::Other { kind, settings } => {
                 let host = settings
                     .iter()
-                    .find(|(k, _)| k == "url")
-                    .map(|(_, v)| url_host(v));
+                    .find(|(k, v)| k == "url" && !v.is_empty())
+                    .map(|(_, v)| v.as_str())
+                    .or_else(|| default_server(kind))
+                    .map(url_host);
                 let names = settings
                     .iter()
                     .filter(|(k, _)| k != "url")
@@ -183,6 +185,24 @@ impl ChannelConfig {
                 }
             }
         }
+    }
+}
+
+/// Public servers of the kinds that have one: the notifier calls it when the `url` setting is
+/// empty, and a summary names its host.
+pub(crate) const NTFY_SERVER: &str = "https://ntfy.sh";
+pub(crate) const TELEGRAM_SERVER: &str = "https://api.telegram.org";
+pub(crate) const PUSHOVER_SERVER: &str = "https://api.pushover.net";
+pub(crate) const MATRIX_SERVER: &str = "https://matrix.org";
+
+/// The server a kind calls when its `url` setting is empty, if it has one.
+pub(crate) fn default_server(kind: &str) -> Option<&'static str> {
+    match kind {
+        "ntfy" => Some(NTFY_SERVER),
+        "telegram" => Some(TELEGRAM_SERVER),
+        "pushover" => Some(PUSHOVER_SERVER),
+        "matrix" => Some(MATRIX_SERVER),
+        _ => None,
     }
 }
 
@@ -346,6 +366,13 @@ mod tests {
         );
         assert_eq!(ntfy.summary(), "ntfy.sh (topic,token)");
         hides_values(&ntfy, &["s3cret-topic", "tk_secret"]);
+        let own = other(
+            "ntfy",
+            &[("url", "https://push.example:8443/"), ("topic", "t")],
+        );
+        assert_eq!(own.summary(), "push.example:8443 (topic)");
+        let public = other("ntfy", &[("topic", "t")]);
+        assert_eq!(public.summary(), "ntfy.sh (topic)", "the public server");
         let cases = [
             (
                 other(
@@ -378,7 +405,7 @@ mod tests {
             ),
             (
                 other("telegram", &[("token", "123:t3l"), ("chat", "-1001")]),
-                "token,chat",
+                "api.telegram.org (token,chat)",
                 &["t3l", "-1001"][..],
             ),
             (
@@ -386,7 +413,7 @@ mod tests {
                     "pushover",
                     &[("token", "apptok"), ("user", "us3rkey"), ("priority", "1")],
                 ),
-                "token,user,priority",
+                "api.pushover.net (token,user,priority)",
                 &["apptok", "us3rkey"][..],
             ),
             (
