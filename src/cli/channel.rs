@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 
 use crate::cli::admin::{AdminOutput, count, pretty, project_arg};
 pub use crate::cli::channel_args::ChannelAddArgs;
-use crate::cli::channel_args::{config_from_args, parse_repeat};
+use crate::cli::channel_args::config_from_args;
 use crate::model::Channel;
 use crate::model::outbox::health;
 use crate::model::time::iso_seconds;
 use crate::notify::Transports;
+use crate::notify::setup::parse_repeat;
 use crate::service::admin::{NewChannel, channel_named, project_named};
 use crate::service::{AdminError, Service, ServiceError};
 

@@ -1,15 +1,12 @@
-//! The flags of `overdue channel add` and the channel they describe: which flags each kind
-//! takes (a flag of another kind is refused), the configuration the kind's notifier checks,
-//! the repeat interval, and secrets read from a file or an environment variable by the
-//! command-line process itself ([`ChannelAddArgs::resolve_secrets`]).
+//! The flags of `overdue channel add` and the channel they describe, by the rules of
+//! `notify::setup` (which the dashboard's form follows too), and secrets read from a file or an
+//! environment variable by the command-line process itself
+//! ([`ChannelAddArgs::resolve_secrets`]).
 
 use clap::Args;
-use jiff::SignedDuration;
 
 use crate::model::ChannelConfig;
-use crate::model::channel::{HookSpec, WebhookConfig};
-use crate::model::limits::MIN_REPEAT_SECS;
-use crate::notify::{KINDS, NotifyError, notifier};
+use crate::notify::setup::{ChannelFields, check_flags_apply, config_from_fields};
 use crate::service::{AdminError, ServiceError};
 
 #[derive(Debug, Clone, Default, Args)]
@@ -93,91 +90,44 @@ pub struct ChannelAddArgs {
     pub json: bool,
 }
 
-/// The kind-specific flags each kind takes; every other kind-specific flag is refused.
-fn kind_flags(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "email" => &["value"],
-        "webhook" => &[
-            "url",
-            "url-down",
-            "url-up",
-            "method",
-            "body",
-            "body-down",
-            "body-up",
-            "header",
-        ],
-        "ntfy" => &["url", "topic", "priority", "token"],
-        "gotify" => &["url", "token"],
-        "discord" | "slack" | "mattermost" => &["url"],
-        "telegram" => &["url", "token", "chat"],
-        "pushover" => &["url", "token", "user", "priority"],
-        "matrix" => &["url", "token", "room"],
-        "shell" => &["cmd-down", "cmd-up"],
-        _ => &[],
-    }
-}
-
 impl ChannelAddArgs {
-    /// The kind-specific flags given, as `(flag, the kind flag it stands for)`.
-    fn given_kind_flags(&self) -> Vec<(&'static str, &'static str)> {
-        let set = |v: &Option<String>| v.is_some();
-        [
-            ("value", set(&self.value)),
-            ("url", set(&self.url)),
-            ("url-down", set(&self.url_down)),
-            ("url-up", set(&self.url_up)),
-            ("method", set(&self.method)),
-            ("body", set(&self.body)),
-            ("body-down", set(&self.body_down)),
-            ("body-up", set(&self.body_up)),
-            ("header", !self.headers.is_empty()),
-            ("topic", set(&self.topic)),
-            ("priority", set(&self.priority)),
-            ("token", set(&self.token)),
-            ("token-file", set(&self.token_file)),
-            ("token-env", set(&self.token_env)),
-            ("chat", set(&self.chat)),
-            ("user", set(&self.user)),
-            ("room", set(&self.room)),
-            ("cmd-down", set(&self.cmd_down)),
-            ("cmd-up", set(&self.cmd_up)),
-        ]
-        .into_iter()
-        .filter(|(_, given)| *given)
-        .map(|(flag, _)| {
-            let stands_for = match flag {
-                "token-file" | "token-env" => "token",
-                other => other,
-            };
-            (flag, stands_for)
-        })
-        .collect()
+    /// The kind and kind-specific settings the flags give (the token as given by `--token`,
+    /// or by a file or variable once [`ChannelAddArgs::resolve_secrets`] has read it).
+    pub(crate) fn fields(&self) -> ChannelFields {
+        ChannelFields {
+            kind: self.kind.clone(),
+            value: self.value.clone(),
+            url: self.url.clone(),
+            url_down: self.url_down.clone(),
+            url_up: self.url_up.clone(),
+            method: self.method.clone(),
+            body: self.body.clone(),
+            body_down: self.body_down.clone(),
+            body_up: self.body_up.clone(),
+            headers: self.headers.clone(),
+            topic: self.topic.clone(),
+            priority: self.priority.clone(),
+            token: self.token.clone(),
+            chat: self.chat.clone(),
+            user: self.user.clone(),
+            room: self.room.clone(),
+            cmd_down: self.cmd_down.clone(),
+            cmd_up: self.cmd_up.clone(),
+        }
     }
 
-    /// Refuses kind-specific flags that `--kind` does not take: they would be stored and
-    /// never used, and usually mean a typo or the wrong kind.
+    /// Refuses kind-specific flags that `--kind` does not take, `--token-file` and
+    /// `--token-env` included (they stand for `--token`).
     pub(crate) fn check_flags_apply(&self) -> Result<(), String> {
-        if !KINDS.contains(&self.kind.as_str()) {
-            return Ok(()); // the unknown kind is the message
+        let mut given: Vec<(&str, &str)> =
+            self.fields().given().into_iter().map(|f| (f, f)).collect();
+        if self.token_file.is_some() {
+            given.push(("token-file", "token"));
         }
-        let takes = kind_flags(&self.kind);
-        let foreign: Vec<String> = self
-            .given_kind_flags()
-            .into_iter()
-            .filter(|(_, stands_for)| !takes.contains(stands_for))
-            .map(|(flag, _)| format!("--{flag}"))
-            .collect();
-        if foreign.is_empty() {
-            return Ok(());
+        if self.token_env.is_some() {
+            given.push(("token-env", "token"));
         }
-        let takes: Vec<String> = takes.iter().map(|f| format!("--{f}")).collect();
-        Err(format!(
-            "--kind {} does not take {} (it takes {})",
-            self.kind,
-            foreign.join(", "),
-            takes.join(", ")
-        ))
+        check_flags_apply(&self.kind, &given)
     }
 
     /// Reads `--token-file`/`--token-env` in the calling process (its files and environment,
@@ -206,110 +156,12 @@ impl ChannelAddArgs {
     }
 }
 
-fn usage(e: &NotifyError) -> ServiceError {
-    AdminError::Usage(e.to_string()).into()
-}
-
-/// `Name: value` headers.
-fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, ServiceError> {
-    raw.iter()
-        .map(|h| {
-            let (k, v) = h
-                .split_once(':')
-                .ok_or_else(|| AdminError::Usage(format!("--header {h:?} is not `Name: value`")))?;
-            let k = k.trim();
-            if k.is_empty() || !k.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(AdminError::Usage(format!("--header {h:?}: bad name")));
-            }
-            Ok((k.to_string(), v.trim().to_string()))
-        })
-        .collect::<Result<_, AdminError>>()
-        .map_err(ServiceError::from)
-}
-
-fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
-    let headers = parse_headers(&a.headers)?;
-    let spec = |url: Option<&String>, body: Option<&String>| -> Option<HookSpec> {
-        let url = url.or(a.url.as_ref())?;
-        let body = body.or(a.body.as_ref()).map_or("", String::as_str);
-        let mut spec = HookSpec::new(url, body);
-        if let Some(m) = &a.method {
-            spec.method = m.to_uppercase();
-        }
-        spec.headers.clone_from(&headers);
-        Some(spec)
-    };
-    Ok(WebhookConfig {
-        down: spec(a.url_down.as_ref(), a.body_down.as_ref()),
-        up: spec(a.url_up.as_ref(), a.body_up.as_ref()),
-    })
-}
-
-/// The configuration the flags describe, checked by the kind's notifier.
+/// The configuration the flags describe, checked by the kind's notifier (the dashboard's
+/// form goes through the same [`config_from_fields`]).
 pub(crate) fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceError> {
-    let refuse = |m: String| ServiceError::from(AdminError::Usage(m));
-    a.check_flags_apply().map_err(refuse)?;
-    let config = match a.kind.as_str() {
-        "email" => ChannelConfig::Email {
-            address: a
-                .value
-                .clone()
-                .ok_or_else(|| refuse("--kind email needs --value ADDRESS".into()))?,
-        },
-        "webhook" => {
-            if a.url.is_none() && a.url_down.is_none() && a.url_up.is_none() {
-                return Err(refuse(
-                    "--kind webhook needs --url URL (or --url-down/--url-up)".into(),
-                ));
-            }
-            ChannelConfig::Webhook(webhook_config(a)?)
-        }
-        kind if KINDS.contains(&kind) => {
-            let mut settings = Vec::new();
-            for (key, value) in [
-                ("url", &a.url),
-                ("topic", &a.topic),
-                ("priority", &a.priority),
-                ("token", &a.token),
-                ("chat", &a.chat),
-                ("user", &a.user),
-                ("room", &a.room),
-                ("cmd_down", &a.cmd_down),
-                ("cmd_up", &a.cmd_up),
-            ] {
-                if let Some(v) = value {
-                    settings.push((key.to_string(), v.clone()));
-                }
-            }
-            ChannelConfig::Other {
-                kind: kind.to_string(),
-                settings,
-            }
-        }
-        other => {
-            return Err(refuse(format!(
-                "unknown channel kind {other:?} (known: {})",
-                KINDS.join(", ")
-            )));
-        }
-    };
-    notifier(&config).map_err(|e| usage(&e))?;
-    Ok(config)
-}
-
-/// `1h`, `30m`, `1h 30m` or ISO 8601 `PT1H`; at least a minute.
-pub(crate) fn parse_repeat(text: &str) -> Result<SignedDuration, ServiceError> {
-    let d: SignedDuration = text.parse().map_err(|_| {
-        AdminError::Usage(format!(
-            "--repeat {text:?} is not a duration such as 1h or 30m"
-        ))
-    })?;
-    if d.as_secs() < MIN_REPEAT_SECS {
-        return Err(
-            AdminError::Usage(format!("--repeat is at least {MIN_REPEAT_SECS} seconds")).into(),
-        );
-    }
-    Ok(d)
+    a.check_flags_apply()
+        .map_err(|m| ServiceError::from(AdminError::Usage(m)))?;
+    config_from_fields(&a.fields())
 }
 
 #[cfg(test)]
@@ -323,34 +175,6 @@ mod tests {
             name: "n".into(),
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn webhook_flags_make_per_direction_templates() {
-        let mut a = args("webhook");
-        a.url_down = Some("http://h/down".into());
-        a.body = Some("{\"s\": \"$STATUS\"}".into());
-        a.headers = vec!["X-Token: abc".into()];
-        let ChannelConfig::Webhook(w) = config_from_args(&a).expect("valid") else {
-            panic!("webhook")
-        };
-        let down = w.down.expect("down");
-        assert_eq!(down.method, "POST");
-        assert_eq!(down.headers, vec![("X-Token".into(), "abc".into())]);
-        assert!(w.up.is_none(), "no --url-up and no --url");
-        a.headers = vec!["nocolon".into()];
-        assert!(config_from_args(&a).is_err());
-    }
-
-    #[test]
-    fn kinds_check_their_required_flags() {
-        let err = config_from_args(&args("ntfy")).expect_err("needs a topic");
-        assert!(err.to_string().contains("--topic"), "{err}");
-        let mut t = args("telegram");
-        t.token = Some("1:x".into());
-        t.chat = Some("-5".into());
-        assert!(config_from_args(&t).is_ok());
-        assert!(config_from_args(&args("pigeon")).is_err());
     }
 
     #[test]
@@ -384,14 +208,6 @@ mod tests {
             err,
             "--kind email does not take --token-file (it takes --value)"
         );
-    }
-
-    #[test]
-    fn repeat_durations() {
-        assert_eq!(parse_repeat("1h").expect("1h").as_secs(), 3600);
-        assert_eq!(parse_repeat("90m").expect("90m").as_secs(), 5400);
-        assert!(parse_repeat("10s").is_err(), "too short");
-        assert!(parse_repeat("soon").is_err());
     }
 
     #[test]

@@ -28,8 +28,69 @@ pub(crate) fn encode_tag(tag: &str) -> String {
     quote(&quote(tag, b""), b"")
 }
 
+/// The six URLs of one project badge (reference §7.1): SVG, JSON and Shields.io endpoint, each
+/// with two states (`-2`: up or down) and with three (up, late, down).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadgeUrls {
+    pub(crate) svg: String,
+    pub(crate) svg3: String,
+    pub(crate) json: String,
+    pub(crate) json3: String,
+    pub(crate) shields: String,
+    pub(crate) shields3: String,
+}
+
+/// The badge URLs of the checks tagged `tag` (`*`: every check) of the project whose badge key
+/// is `badge_key`, under `site_root`.
+pub(crate) fn project_badge_urls(
+    site_root: &str,
+    secret: &[u8],
+    badge_key: &str,
+    tag: &str,
+) -> BadgeUrls {
+    let sig = signature(secret, badge_key, tag);
+    let base = format!("{site_root}/badge/{badge_key}");
+    let (two, three) = if tag == "*" {
+        (format!("{base}/{sig}-2"), format!("{base}/{sig}"))
+    } else {
+        let enc = encode_tag(tag);
+        (
+            format!("{base}/{sig}-2/{enc}"),
+            format!("{base}/{sig}/{enc}"),
+        )
+    };
+    BadgeUrls {
+        svg: format!("{two}.svg"),
+        svg3: format!("{three}.svg"),
+        json: format!("{two}.json"),
+        json3: format!("{three}.json"),
+        shields: format!("{two}.shields"),
+        shields3: format!("{three}.shields"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn project_badge_urls_per_tag_and_for_all() {
+        let all = project_badge_urls("https://m.example/o", b"test-secret", "alice", "*");
+        assert_eq!(all.svg, "https://m.example/o/badge/alice/bQvTZqsb-2.svg");
+        assert_eq!(all.svg3, "https://m.example/o/badge/alice/bQvTZqsb.svg");
+        assert_eq!(
+            all.shields,
+            "https://m.example/o/badge/alice/bQvTZqsb-2.shields"
+        );
+        let tag = project_badge_urls("https://m.example", b"test-secret", "alice", "db@dc1");
+        assert_eq!(
+            tag.json3,
+            "https://m.example/badge/alice/_YyPt6XB/db%2540dc1.json"
+        );
+        assert_eq!(
+            tag.json,
+            "https://m.example/badge/alice/_YyPt6XB-2/db%2540dc1.json"
+        );
+    }
     use super::*;
 
     #[test]

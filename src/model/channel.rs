@@ -149,8 +149,10 @@ impl ChannelConfig {
         }
     }
 
-    /// A one-line, secret-free description for `channel ls`: addresses and hosts, never
-    /// paths (webhook URLs often carry tokens), tokens or passwords.
+    /// A one-line, secret-free description for `channel ls` and the dashboard: an email
+    /// address, the hosts of URLs (never their paths, which often carry tokens, nor their
+    /// credentials), and for other kinds only the names of their settings, never the values
+    /// (tokens, topics, commands).
     pub(crate) fn summary(&self) -> String {
         match self {
             ChannelConfig::Email { address } => address.clone(),
@@ -163,11 +165,13 @@ impl ChannelConfig {
                 hosts.dedup();
                 hosts.join(",")
             }
-            ChannelConfig::Other { settings, .. } => {
+            ChannelConfig::Other { kind, settings } => {
                 let host = settings
                     .iter()
-                    .find(|(k, _)| k == "url")
-                    .map(|(_, v)| url_host(v));
+                    .find(|(k, v)| k == "url" && !v.is_empty())
+                    .map(|(_, v)| v.as_str())
+                    .or_else(|| default_server(kind))
+                    .map(url_host);
                 let names = settings
                     .iter()
                     .filter(|(k, _)| k != "url")
@@ -184,11 +188,36 @@ impl ChannelConfig {
     }
 }
 
-/// The host of a URL, enough to recognise it without printing secrets in its path.
+/// Public servers of the kinds that have one: the notifier calls it when the `url` setting is
+/// empty, and a summary names its host.
+pub(crate) const NTFY_SERVER: &str = "https://ntfy.sh";
+pub(crate) const TELEGRAM_SERVER: &str = "https://api.telegram.org";
+pub(crate) const PUSHOVER_SERVER: &str = "https://api.pushover.net";
+pub(crate) const MATRIX_SERVER: &str = "https://matrix.org";
+
+/// The server a kind calls when its `url` setting is empty, if it has one.
+pub(crate) fn default_server(kind: &str) -> Option<&'static str> {
+    match kind {
+        "ntfy" => Some(NTFY_SERVER),
+        "telegram" => Some(TELEGRAM_SERVER),
+        "pushover" => Some(PUSHOVER_SERVER),
+        "matrix" => Some(MATRIX_SERVER),
+        _ => None,
+    }
+}
+
+/// The host (and port, when not the scheme's default) of a URL: enough to recognise it
+/// without showing the user name, password, path, query or fragment, any of which may hold a
+/// secret. Something that does not parse as a URL shows as `(not a URL)`, never as itself.
 pub(crate) fn url_host(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    host.rsplit('@').next().unwrap_or(host).to_string()
+    let Ok(parsed) = ::url::Url::parse(url) else {
+        return "(not a URL)".to_string();
+    };
+    match (parsed.host_str(), parsed.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_string(),
+        (None, _) => "(not a URL)".to_string(),
+    }
 }
 
 /// A webhook's two directions as `down_*`/`up_*` settings; headers as a JSON object.
@@ -256,27 +285,159 @@ fn webhook_config(settings: &[(String, String)]) -> WebhookConfig {
 mod tests {
     use super::*;
 
+    fn other(kind: &str, settings: &[(&str, &str)]) -> ChannelConfig {
+        ChannelConfig::Other {
+            kind: kind.into(),
+            settings: settings
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+        }
+    }
+
+    /// No value of `settings` other than the expected host shows in the summary.
+    fn hides_values(c: &ChannelConfig, secrets: &[&str]) {
+        let s = c.summary();
+        for secret in secrets {
+            assert!(!s.contains(secret), "{s:?} shows {secret:?}");
+        }
+    }
+
     #[test]
-    fn targets_hide_paths_credentials_and_secrets() {
+    fn url_hosts_drop_credentials_paths_and_queries() {
         assert_eq!(
             url_host("https://user:pw@hooks.example.org/secret/token?x=1"),
             "hooks.example.org"
         );
         assert_eq!(url_host("http://127.0.0.1:9000/x"), "127.0.0.1:9000");
-        let ntfy = ChannelConfig::Other {
-            kind: "ntfy".into(),
-            settings: vec![
-                ("url".into(), "https://ntfy.sh".into()),
-                ("topic".into(), "alerts".into()),
-                ("token".into(), "tk_secret".into()),
-            ],
+        assert_eq!(url_host("https://h.example:443/x"), "h.example");
+        assert_eq!(url_host("http://[::1]:8080/t"), "[::1]:8080");
+        // A password with a slash or a question mark: the authority ends early, and still no
+        // part of it shows.
+        assert_eq!(url_host("https://u:p/w@h.example/"), "(not a URL)");
+        assert_eq!(url_host("https://a@b@h.example/x?q=c@d"), "h.example");
+        assert_eq!(url_host("hooks.example/secret"), "(not a URL)");
+        assert_eq!(url_host(""), "(not a URL)");
+    }
+
+    #[test]
+    fn email_shows_its_address() {
+        let c = ChannelConfig::Email {
+            address: "ops@example.org".into(),
         };
-        assert_eq!(ntfy.summary(), "ntfy.sh (topic,token)");
-        assert!(!ntfy.summary().contains("tk_secret"));
+        assert_eq!(c.summary(), "ops@example.org");
+    }
+
+    #[test]
+    fn webhook_shows_its_hosts_once() {
         assert_eq!(
-            ChannelConfig::webhook("https://h.example/t0k3n").summary(),
+            ChannelConfig::webhook("https://h.example/t0k3n?sig=abc").summary(),
             "h.example"
         );
+        let mut two = WebhookConfig {
+            down: Some(HookSpec::new("https://u:pw@down.example/k1", "")),
+            up: Some(HookSpec::new(
+                "https://up.example/k2",
+                "{\"token\": \"b0dy\"}",
+            )),
+        };
+        if let Some(down) = two.down.as_mut() {
+            down.headers = vec![("Authorization".into(), "Bearer h3ad3r".into())];
+        }
+        let c = ChannelConfig::Webhook(two);
+        assert_eq!(c.summary(), "down.example,up.example");
+        hides_values(&c, &["k1", "k2", "pw", "b0dy", "h3ad3r", "Bearer"]);
+        let only_down = ChannelConfig::Webhook(WebhookConfig {
+            down: Some(HookSpec::new("http://d.example/x", "")),
+            up: None,
+        });
+        assert_eq!(only_down.summary(), "d.example");
+    }
+
+    #[test]
+    fn other_kinds_show_a_host_and_setting_names_never_values() {
+        let ntfy = other(
+            "ntfy",
+            &[
+                ("url", "https://ntfy.sh"),
+                ("topic", "s3cret-topic"),
+                ("token", "tk_secret"),
+            ],
+        );
+        assert_eq!(ntfy.summary(), "ntfy.sh (topic,token)");
+        hides_values(&ntfy, &["s3cret-topic", "tk_secret"]);
+        let own = other(
+            "ntfy",
+            &[("url", "https://push.example:8443/"), ("topic", "t")],
+        );
+        assert_eq!(own.summary(), "push.example:8443 (topic)");
+        let public = other("ntfy", &[("topic", "t")]);
+        assert_eq!(public.summary(), "ntfy.sh (topic)", "the public server");
+        let cases = [
+            (
+                other(
+                    "gotify",
+                    &[("url", "https://go.example/"), ("token", "Ag0t")],
+                ),
+                "go.example (token)",
+                &["Ag0t"][..],
+            ),
+            (
+                other(
+                    "discord",
+                    &[("url", "https://discord.com/api/webhooks/1/d1sc")],
+                ),
+                "discord.com",
+                &["d1sc", "webhooks"][..],
+            ),
+            (
+                other(
+                    "slack",
+                    &[("url", "https://hooks.slack.com/services/T/B/s1ack")],
+                ),
+                "hooks.slack.com",
+                &["s1ack"][..],
+            ),
+            (
+                other("mattermost", &[("url", "https://mm.example/hooks/m4tt")]),
+                "mm.example",
+                &["m4tt"][..],
+            ),
+            (
+                other("telegram", &[("token", "123:t3l"), ("chat", "-1001")]),
+                "api.telegram.org (token,chat)",
+                &["t3l", "-1001"][..],
+            ),
+            (
+                other(
+                    "pushover",
+                    &[("token", "apptok"), ("user", "us3rkey"), ("priority", "1")],
+                ),
+                "api.pushover.net (token,user,priority)",
+                &["apptok", "us3rkey"][..],
+            ),
+            (
+                other(
+                    "matrix",
+                    &[
+                        ("url", "https://matrix.example"),
+                        ("token", "syt_x"),
+                        ("room", "!r00m:example"),
+                    ],
+                ),
+                "matrix.example (token,room)",
+                &["syt_x", "r00m"][..],
+            ),
+            (
+                other("shell", &[("cmd_down", "curl -u admin:pw https://x")]),
+                "cmd_down",
+                &["admin", "pw", "curl"][..],
+            ),
+        ];
+        for (config, summary, secrets) in cases {
+            assert_eq!(config.summary(), summary, "{}", config.kind());
+            hides_values(&config, secrets);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::model::url::quote;
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub(crate) const DEFAULT_URL: &str = "https://matrix.org";
+pub(crate) const DEFAULT_URL: &str = crate::model::channel::MATRIX_SERVER;
 
 pub(crate) struct Matrix {
     base: String,

@@ -12,6 +12,7 @@ pub(crate) mod mattermost;
 pub(crate) mod message;
 pub(crate) mod ntfy;
 pub(crate) mod pushover;
+pub(crate) mod setup;
 pub(crate) mod shell;
 pub(crate) mod slack;
 pub(crate) mod telegram;

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub(crate) const DEFAULT_URL: &str = "https://ntfy.sh";
+pub(crate) const DEFAULT_URL: &str = crate::model::channel::NTFY_SERVER;
 
 pub(crate) struct Ntfy {
     base: String,

@@ -4,7 +4,7 @@
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub(crate) const DEFAULT_URL: &str = "https://api.pushover.net";
+pub(crate) const DEFAULT_URL: &str = crate::model::channel::PUSHOVER_SERVER;
 
 pub(crate) struct Pushover {
     base: String,

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub(crate) const DEFAULT_URL: &str = "https://api.telegram.org";
+pub(crate) const DEFAULT_URL: &str = crate::model::channel::TELEGRAM_SERVER;
 
 pub(crate) struct Telegram {
     base: String,

@@ -16,7 +16,8 @@ pub(crate) const CSS: &str = concat!(
     include_str!("assets/dashboard.css"),
     include_str!("assets/timeline.css"),
     include_str!("assets/checks.css"),
-    include_str!("assets/check.css")
+    include_str!("assets/check.css"),
+    include_str!("assets/settings.css")
 );
 /// The progressive-enhancement script.
 pub(crate) const JS: &str = concat!(

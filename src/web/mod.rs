@@ -12,6 +12,7 @@
 //! allows no inline script or style.
 
 pub(crate) mod assets;
+pub(crate) mod channel_form;
 pub(crate) mod error;
 pub(crate) mod forms;
 pub(crate) mod pages;

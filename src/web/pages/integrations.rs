@@ -1,179 +1,211 @@
 //! The integrations page of a project: every channel with a secret-free summary of its target
-//! (`ChannelConfig::summary`, the one `channel ls` prints), its last deliveries and the checks
-//! it alerts for; adding one (checked by the kind's notifier, as `overdue channel add` is),
-//! removing one, and sending a test alert through it.
+//! (`ChannelConfig::summary`, as `channel ls` shows it), its last deliveries and the checks it
+//! alerts for; and, for read-write sessions, adding (`web::channel_form`, the CLI's rules),
+//! removing and sending a test notification (the CLI's `channel test`).
 
 use askama::Template;
 use uuid::Uuid;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::model::{Channel, ChannelConfig};
-use crate::notify::{KINDS, Transports, notifier};
-use crate::service::ServiceError;
+use crate::model::Channel;
+use crate::model::outbox::health;
+use crate::model::time::iso_seconds;
+use crate::notify::Transports;
+use crate::notify::setup::{config_from_fields, parse_repeat};
+use crate::notify::worker::send_test;
+use crate::service::admin::{NewChannel, channel_named};
+use crate::service::{AdminError, ServiceError};
+use crate::web::channel_form::{KindForm, fields_of, form_words, kind_forms, web_kinds};
 use crate::web::error::WebError;
 use crate::web::forms::Form;
 use crate::web::pages::{Ctx, Layout, Tab};
 use crate::web::response;
 use crate::web::router::ProjectAction;
 
-/// Deliveries shown per channel.
-const DELIVERIES_SHOWN: usize = 3;
+/// Deliveries listed per channel, newest first.
+pub(crate) const DELIVERIES_SHOWN: usize = 5;
+/// Deliveries read to tell how many failed in a row.
+const HEALTH_WINDOW: usize = 20;
 
 /// One delivery attempt as listed.
 #[derive(Debug, Clone)]
 pub(crate) struct DeliveryRow {
-    pub(crate) at: String,
-    pub(crate) ok: bool,
-    pub(crate) detail: String,
+    pub at: String,
+    pub ok: bool,
+    pub test: bool,
+    pub code: Option<u16>,
+    pub error: String,
+    pub ms: u128,
+}
+
+/// A check a channel alerts for.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckLink {
+    /// Path segment of its page (unique key for read-only sessions).
+    pub id: String,
+    pub name: String,
 }
 
 /// One channel as listed.
 #[derive(Debug, Clone)]
 pub(crate) struct ChannelRow {
-    /// The UUID (read-write sessions only: the forms name the channel by it).
-    pub(crate) uuid: String,
-    pub(crate) kind: String,
-    pub(crate) name: String,
-    pub(crate) summary: String,
-    pub(crate) checks: Vec<String>,
-    pub(crate) deliveries: Vec<DeliveryRow>,
+    /// The UUID, for the forms (read-write sessions only; "" otherwise).
+    pub id: String,
+    pub kind: String,
+    pub name: String,
+    pub summary: String,
+    pub default_for_new: bool,
+    pub repeat: Option<String>,
+    /// "never used", "ok" or "failing ×n".
+    pub health: String,
+    pub failing: bool,
+    pub deliveries: Vec<DeliveryRow>,
+    pub checks: Vec<CheckLink>,
+}
+
+/// What the page says at the top after an action.
+#[derive(Debug, Clone)]
+pub(crate) struct Notice {
+    pub ok: bool,
+    pub text: String,
 }
 
 #[derive(Template)]
 #[template(path = "integrations.html")]
 struct IntegrationsPage {
     layout: Layout,
-    project: String,
+    project: Uuid,
     read_only: bool,
     channels: Vec<ChannelRow>,
-    kinds: Vec<&'static str>,
-    /// A message after an action (`ok`, text), or the add form's error.
-    notice: Option<(bool, String)>,
+    kinds: Vec<KindForm>,
+    notice: Option<Notice>,
+    /// Why the add form was refused, and which kind's form to open with what was typed.
+    error: Option<String>,
+    open_kind: String,
+    typed: Form,
 }
 
-fn rows(ctx: &Ctx<'_>, project: Uuid, read_only: bool) -> Result<Vec<ChannelRow>, WebError> {
-    let service = &ctx.site.app.service;
-    let listed: Vec<(Channel, Vec<String>)> = service.read(|s| {
-        s.channels_of(&project)
-            .into_iter()
-            .map(|c| {
-                let checks = s
-                    .checks_of(&project)
-                    .filter(|k| k.channels.contains(&c.uuid))
-                    .map(|k| {
-                        if k.name.is_empty() {
-                            "unnamed".to_string()
-                        } else {
-                            k.name.clone()
-                        }
-                    })
-                    .collect();
-                (c.clone(), checks)
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(listed.len());
-    for (c, checks) in listed {
-        let deliveries = service
-            .deliveries(c.uuid, DELIVERIES_SHOWN)?
-            .into_iter()
-            .map(|d| DeliveryRow {
-                at: d.at.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
-                ok: d.error.is_empty(),
-                detail: match (d.code, d.error.is_empty()) {
-                    (Some(code), true) => format!("delivered, code {code}"),
-                    (None, true) => "delivered".to_string(),
-                    (Some(code), false) => format!("failed, code {code}: {}", d.error),
-                    (None, false) => format!("failed: {}", d.error),
-                },
-            })
-            .collect();
-        out.push(ChannelRow {
-            uuid: if read_only {
-                String::new()
-            } else {
-                c.uuid.to_string()
-            },
-            kind: c.config.kind().to_string(),
-            name: c.name.clone(),
-            summary: c.config.summary(),
-            checks,
-            deliveries,
-        });
+impl IntegrationsPage {
+    /// What to fill a field of `kind`'s form with: what was typed when that form came back
+    /// refused, never a secret.
+    fn typed_value(&self, kind: &str, name: &str) -> &str {
+        if self.open_kind == kind {
+            self.typed.get(name).unwrap_or("")
+        } else {
+            ""
+        }
     }
-    Ok(out)
+}
+
+fn delivery_rows(recent: &[crate::model::Delivery]) -> Vec<DeliveryRow> {
+    recent
+        .iter()
+        .take(DELIVERIES_SHOWN)
+        .map(|d| DeliveryRow {
+            at: iso_seconds(d.at),
+            ok: d.ok(),
+            test: d.outbox_seq == 0,
+            code: d.code,
+            error: d.error.clone(),
+            ms: d.duration.as_millis().max(0).unsigned_abs(),
+        })
+        .collect()
+}
+
+fn channel_row(
+    ctx: &Ctx<'_>,
+    channel: &Channel,
+    checks: Vec<CheckLink>,
+    read_only: bool,
+) -> Result<ChannelRow, WebError> {
+    let recent = ctx
+        .site
+        .app
+        .service
+        .deliveries(channel.uuid, HEALTH_WINDOW)?;
+    let h = health(&recent);
+    let health = match (&h.last, h.failing) {
+        (None, _) => "never used".to_string(),
+        (Some(_), 0) => "ok".to_string(),
+        (Some(_), n) => format!("failing ×{n}"),
+    };
+    Ok(ChannelRow {
+        id: if read_only {
+            String::new()
+        } else {
+            channel.uuid.to_string()
+        },
+        kind: channel.kind().to_string(),
+        name: channel.name.clone(),
+        summary: channel.config.summary(),
+        default_for_new: channel.default_for_new,
+        repeat: channel.repeat.map(|r| format!("{} min", r.as_secs() / 60)),
+        failing: h.failing > 0,
+        health,
+        deliveries: delivery_rows(&recent),
+        checks,
+    })
 }
 
 fn render(
     ctx: &Ctx<'_>,
     project: Uuid,
-    notice: Option<(bool, String)>,
-) -> Result<Response, WebError> {
-    let grant = ctx.project(&project)?;
-    let status = match &notice {
-        Some((false, _)) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
+    notice: Option<Notice>,
+    error: Option<String>,
+) -> Result<String, WebError> {
+    let read_only = ctx.project(&project)?.read_only;
+    let listed = ctx.site.app.service.read(|s| {
+        s.channels_of(&project)
+            .into_iter()
+            .map(|c| {
+                let mut checks: Vec<CheckLink> = s
+                    .checks_of(&project)
+                    .filter(|k| k.channels.contains(&c.uuid))
+                    .map(|k| CheckLink {
+                        id: if read_only {
+                            k.unique_key()
+                        } else {
+                            k.uuid.to_string()
+                        },
+                        name: if k.name.is_empty() {
+                            "unnamed".into()
+                        } else {
+                            k.name.clone()
+                        },
+                    })
+                    .collect();
+                checks.sort_by(|a, b| a.name.cmp(&b.name));
+                (c.clone(), checks)
+            })
+            .collect::<Vec<_>>()
+    });
+    let channels = listed
+        .into_iter()
+        .map(|(c, checks)| channel_row(ctx, &c, checks, read_only))
+        .collect::<Result<Vec<_>, _>>()?;
+    let open_kind = if error.is_some() {
+        ctx.form.text("kind").to_string()
+    } else {
+        String::new()
     };
     let page = IntegrationsPage {
         layout: ctx.layout("Integrations", Some(project), Tab::Integrations),
-        project: project.to_string(),
-        read_only: grant.read_only,
-        channels: rows(ctx, project, grant.read_only)?,
-        kinds: KINDS.iter().copied().filter(|k| *k != "shell").collect(),
+        project,
+        read_only,
+        channels,
+        kinds: if read_only { Vec::new() } else { kind_forms() },
         notice,
+        error,
+        open_kind,
+        typed: ctx.form.clone(),
     };
-    Ok(response::html(status, page.render()?, ctx.gzip))
+    Ok(page.render()?)
 }
 
 /// GET the page.
 pub(crate) fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
-    render(ctx, project, None)
-}
-
-/// The channel configuration a form describes: the kind and the target fields, checked by
-/// the kind's notifier (the check `overdue channel add` makes).
-pub(crate) fn config_from_form(form: &Form) -> Result<ChannelConfig, String> {
-    let kind = form.text("kind");
-    let config = match kind {
-        // Commands run on the server: only its administrator adds them, from the CLI.
-        "shell" => {
-            return Err(
-                "shell channels run commands on the server; add them there with \
-                 `overdue channel add --kind shell`"
-                    .into(),
-            );
-        }
-        "email" => ChannelConfig::Email {
-            address: form.text("value").to_string(),
-        },
-        "webhook" => {
-            let url = form.text("url");
-            if url.is_empty() {
-                return Err("a webhook needs a URL".into());
-            }
-            ChannelConfig::webhook(url)
-        }
-        k if KINDS.contains(&k) => {
-            let settings = ["url", "topic", "priority", "token", "chat", "user", "room"]
-                .iter()
-                .filter(|name| !form.text(name).is_empty())
-                .map(|name| ((*name).to_string(), form.text(name).to_string()))
-                .collect();
-            ChannelConfig::Other {
-                kind: k.to_string(),
-                settings,
-            }
-        }
-        other => {
-            return Err(format!(
-                "unknown kind {other:?} (known: {})",
-                KINDS.join(", ")
-            ));
-        }
-    };
-    notifier(&config).map_err(|e| e.to_string())?;
-    Ok(config)
+    Ok(ctx.html(render(ctx, project, None, None)?))
 }
 
 /// POST add, remove or test a channel.
@@ -187,76 +219,118 @@ pub(crate) async fn action(
     let name = service
         .read(|s| s.project(&project).map(|p| p.name.clone()))
         .ok_or(WebError::NotFound)?;
-    let back = ctx.link(&format!("/projects/{project}/integrations/"));
     match action {
-        ProjectAction::AddChannel => {
-            let config = match config_from_form(&ctx.form) {
-                Ok(c) => c,
-                Err(m) => return render(ctx, project, Some((false, m))),
-            };
-            let label = match ctx.form.text("name") {
-                "" => config.kind().to_string(),
-                n => n.to_string(),
-            };
-            match service.add_channel(&name, &label, config).await {
-                Ok(_) => Ok(response::see_other(&back)),
-                Err(e @ (ServiceError::Admin(_) | ServiceError::BadRequest(_))) => {
-                    render(ctx, project, Some((false, e.to_string())))
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
+        ProjectAction::AddChannel => add(ctx, project, &name).await,
         ProjectAction::RemoveChannel => {
-            let channel = channel_of(ctx, project)?;
+            let channel = form_channel(ctx, &name)?;
             service
                 .remove_channel(&name, &channel.uuid.to_string())
                 .await?;
-            Ok(response::see_other(&back))
+            Ok(response::see_other(
+                &ctx.link(&format!("/projects/{project}/integrations/")),
+            ))
         }
         ProjectAction::TestChannel => {
-            let channel = channel_of(ctx, project)?;
+            let channel = form_channel(ctx, &name)?;
             let transports = Transports::new(&service.config().notify)
-                .map_err(|e| WebError::BadRequest(e.to_string()))?;
-            let d = crate::notify::worker::send_test(service, &transports, &channel).await?;
-            let notice = if d.error.is_empty() {
-                (true, format!("Test alert to {} delivered.", channel.name))
+                .map_err(|e| WebError::Internal(e.to_string()))?;
+            let d = send_test(service, &transports, &channel).await?;
+            let ms = d.duration.as_millis();
+            let code = d.code.map(|c| format!(", code {c}")).unwrap_or_default();
+            let notice = if d.ok() {
+                Notice {
+                    ok: true,
+                    text: format!(
+                        "Test notification to {} ({}) delivered in {ms} ms{code}.",
+                        channel.name,
+                        channel.kind()
+                    ),
+                }
             } else {
-                (
-                    false,
-                    format!("Test alert to {} failed: {}", channel.name, d.error),
-                )
+                Notice {
+                    ok: false,
+                    text: format!(
+                        "Test notification to {} ({}) failed after {ms} ms{code}: {}",
+                        channel.name,
+                        channel.kind(),
+                        d.error
+                    ),
+                }
             };
-            render(ctx, project, Some(notice))
+            Ok(ctx.html(render(ctx, project, Some(notice), None)?))
         }
         _ => Err(WebError::NotFound),
     }
 }
 
-/// The channel the form names (`channel`: a UUID of this project).
-fn channel_of(ctx: &Ctx<'_>, project: Uuid) -> Result<Channel, WebError> {
-    let uuid = Uuid::parse_str(ctx.form.text("channel")).map_err(|_| WebError::NotFound)?;
+/// The channel the form's `channel` field names (its UUID), in the project `name`.
+fn form_channel(ctx: &Ctx<'_>, name: &str) -> Result<Channel, WebError> {
+    let id = ctx.form.text("channel");
+    if Uuid::parse_str(id).is_err() {
+        return Err(WebError::BadRequest("No such integration.".into()));
+    }
     ctx.site
         .app
         .service
-        .read(|s| s.channel(&uuid).filter(|c| c.project == project).cloned())
-        .ok_or(WebError::NotFound)
+        .read(|s| channel_named(s, name, id))
+        .map_err(|_| WebError::BadRequest("No such integration (was it removed?).".into()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn forms_become_configurations_the_notifier_accepts() {
-        let hook = config_from_form(&Form::parse(b"kind=webhook&url=https://h.example/x?t=1"))
-            .expect("webhook");
-        assert_eq!(hook.summary(), "h.example");
-        assert!(config_from_form(&Form::parse(b"kind=webhook")).is_err());
-        assert!(config_from_form(&Form::parse(b"kind=email&value=ops@example.org")).is_ok());
-        assert!(config_from_form(&Form::parse(b"kind=email&value=nope")).is_err());
-        let shell = config_from_form(&Form::parse(b"kind=shell")).expect_err("shell");
-        assert!(shell.contains("on the server"), "{shell}");
-        let err = config_from_form(&Form::parse(b"kind=fax")).expect_err("unknown");
-        assert!(err.contains("unknown kind"), "{err}");
+/// The add form: the CLI's rules ([`config_from_fields`], [`parse_repeat`], a name of its own
+/// in the project), so the dashboard refuses what `channel add` refuses.
+async fn add(ctx: &Ctx<'_>, project: Uuid, project_name: &str) -> Result<Response, WebError> {
+    let form = &ctx.form;
+    let kind = form.text("kind");
+    let refused = |message: String| -> Result<Response, WebError> {
+        let html = render(ctx, project, None, Some(form_words(&message)))?;
+        Ok(response::html(StatusCode::BAD_REQUEST, html, ctx.gzip))
+    };
+    if kind == "shell" {
+        return refused(
+            "Shell channels run commands on the server: its operator adds them with \
+             `overdue channel add --kind shell`."
+                .into(),
+        );
+    }
+    if !web_kinds().any(|k| k == kind) {
+        return refused(format!("There is no kind of integration called {kind:?}."));
+    }
+    let name = form.text("name");
+    if name.is_empty() {
+        return refused(
+            "An integration needs a name (checks name their integrations by it).".into(),
+        );
+    }
+    let config = match config_from_fields(&fields_of(form)) {
+        Ok(c) => c,
+        Err(e) => return refused(e.to_string()),
+    };
+    let repeat = match form.text("repeat") {
+        "" => None,
+        text => match parse_repeat(text) {
+            Ok(d) => Some(d),
+            Err(e) => return refused(e.to_string()),
+        },
+    };
+    let options = NewChannel {
+        repeat,
+        default_for_new: form.get("default").is_some(),
+        assign_existing: form.get("assign").is_some(),
+        unique_name: true,
+    };
+    match ctx
+        .site
+        .app
+        .service
+        .add_channel_with(project_name, name, config, options)
+        .await
+    {
+        Ok(_) => Ok(response::see_other(
+            &ctx.link(&format!("/projects/{project}/integrations/")),
+        )),
+        Err(e @ ServiceError::Admin(AdminError::ChannelExists { .. } | AdminError::Usage(_))) => {
+            refused(e.to_string())
+        }
+        Err(e) => Err(e.into()),
     }
 }

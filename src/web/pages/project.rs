@@ -1,105 +1,150 @@
-//! The project page: badges with their URLs, API keys (created here with the plaintext shown
-//! once, removed with confirmation), the ping key and the Prometheus URL. A read-only session
-//! sees the badges only: the rest are secrets or lead to them.
+//! The project page: its badges (rendered, with their URLs), its API keys (creating one shows
+//! the key once; removing one, the session's own included, takes effect at once), and for
+//! read-write sessions the ping key and the Prometheus URL. Read-only sessions see neither
+//! key identifiers nor the ping key, as the read-only API shows no secrets.
+
+use std::collections::BTreeSet;
 
 use askama::Template;
 use uuid::Uuid;
-use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::api::project::{BadgeLinks, badge_links};
-use crate::service::ServiceError;
+use crate::model::badge::{BadgeUrls, project_badge_urls};
+use crate::model::time::iso_seconds;
 use crate::web::error::WebError;
 use crate::web::pages::{Ctx, Layout, Tab};
 use crate::web::response;
 use crate::web::router::ProjectAction;
 
-/// One API key as listed (never the key itself: only its identifier).
+/// Longest key label taken (the CLI's labels are as short as this in practice).
+const MAX_LABEL: usize = 200;
+
+/// One API key as listed (never the key itself: only its identifier, to read-write sessions).
 #[derive(Debug, Clone)]
 pub(crate) struct KeyRow {
-    pub(crate) id: String,
-    pub(crate) label: String,
-    pub(crate) created: String,
-    pub(crate) read_only: bool,
+    /// "" for read-only sessions.
+    pub id: String,
+    pub label: String,
+    pub created: String,
+    pub read_only: bool,
+    /// The key this session signed in to the project with.
+    pub yours: bool,
+}
+
+/// A project badge: for every check (`*`) or one tag.
+#[derive(Debug, Clone)]
+pub(crate) struct Badge {
+    pub tag: String,
+    /// Unique within the page, for the copy buttons' targets.
+    pub n: usize,
+    pub urls: BadgeUrls,
+    /// The same under the site root's path, for the page's own `<img>` (same origin, as the
+    /// CSP wants, whatever host the browser reached the dashboard by).
+    pub local: BadgeUrls,
+}
+
+/// A key just created: the only time its plaintext is shown.
+#[derive(Debug, Clone)]
+pub(crate) struct Created {
+    pub plaintext: String,
+    pub read_only: bool,
+    /// A read-only key makes the Prometheus URL whole.
+    pub metrics_url: Option<String>,
 }
 
 #[derive(Template)]
 #[template(path = "project.html")]
 struct ProjectPage {
     layout: Layout,
-    project: String,
+    project: Uuid,
     name: String,
     read_only: bool,
-    /// Tag, URLs, and the image's path under this site (the CSP allows images from here only).
-    badges: Vec<(String, BadgeLinks, String)>,
+    badges: Vec<Badge>,
     keys: Vec<KeyRow>,
-    ping_key: String,
-    site_root: String,
-    /// A key just created: its plaintext, shown this once.
-    new_key: Option<String>,
+    /// Read-write sessions only.
+    ping_key: Option<String>,
+    ping_base: String,
+    metrics_url: String,
+    created: Option<Created>,
     error: Option<String>,
+}
+
+/// The Prometheus URL of a project with the read-only key `key` (`api::metrics`'s path: the
+/// key in the URL must be a read-only one).
+pub(crate) fn metrics_url(site_root: &str, project: &Uuid, key: &str) -> String {
+    format!("{site_root}/projects/{project}/metrics/{key}")
 }
 
 fn render(
     ctx: &Ctx<'_>,
     project: Uuid,
-    new_key: Option<String>,
+    created: Option<Created>,
     error: Option<String>,
-) -> Result<Response, WebError> {
+) -> Result<String, WebError> {
     let grant = ctx.project(&project)?;
     let read_only = grant.read_only;
     let service = &ctx.site.app.service;
-    let (name, ping_key, keys) = service.read(|s| {
+    let root = service.site_root();
+    let (name, badge_key, ping_key, tags, keys) = service.read(|s| {
         let p = s.project(&project);
-        let keys = s
+        let tags: BTreeSet<String> = s
+            .checks_of(&project)
+            .flat_map(|c| c.tag_list().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        let mut keys: Vec<KeyRow> = s
             .api_keys_of(&project)
             .into_iter()
             .map(|k| KeyRow {
-                id: k.id.clone(),
+                id: if read_only {
+                    String::new()
+                } else {
+                    k.id.clone()
+                },
                 label: k.label.clone(),
-                created: k.created.strftime("%Y-%m-%d").to_string(),
+                created: iso_seconds(k.created),
                 read_only: k.read_only,
+                yours: k.id == grant.key_id,
             })
             .collect();
+        keys.sort_by(|a, b| a.created.cmp(&b.created));
         (
             p.map(|p| p.name.clone()).unwrap_or_default(),
+            p.map(|p| p.badge_key.clone()).unwrap_or_default(),
             p.map(|p| p.ping_key.clone()).unwrap_or_default(),
+            tags,
             keys,
         )
     });
+    let secret = service.badge_secret();
+    let badges = std::iter::once("*".to_string())
+        .chain(tags)
+        .enumerate()
+        .map(|(n, tag)| Badge {
+            urls: project_badge_urls(root, &secret, &badge_key, &tag),
+            local: project_badge_urls(&ctx.site.base, &secret, &badge_key, &tag),
+            tag,
+            n,
+        })
+        .collect();
     let page = ProjectPage {
         layout: ctx.layout("Project", Some(project), Tab::Settings),
-        project: project.to_string(),
+        project,
         name,
         read_only,
-        badges: badge_links(service, &project)
-            .into_iter()
-            .map(|(tag, b)| {
-                let img = b
-                    .svg
-                    .strip_prefix(&ctx.site.origin)
-                    .unwrap_or(&b.svg)
-                    .to_string();
-                (tag, b, img)
-            })
-            .collect(),
-        keys: if read_only { Vec::new() } else { keys },
-        ping_key: if read_only { String::new() } else { ping_key },
-        site_root: service.site_root().to_string(),
-        new_key,
+        badges,
+        keys,
+        ping_key: (!read_only).then_some(ping_key),
+        ping_base: format!("{root}/ping/"),
+        metrics_url: metrics_url(root, &project, "<read-only API key>"),
+        created,
         error,
     };
-    let status = if page.error.is_some() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::OK
-    };
-    Ok(response::html(status, page.render()?, ctx.gzip))
+    Ok(page.render()?)
 }
 
 /// GET the page.
 pub(crate) fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
-    render(ctx, project, None, None)
+    Ok(ctx.html(render(ctx, project, None, None)?))
 }
 
 /// POST add or remove an API key.
@@ -108,29 +153,59 @@ pub(crate) async fn action(
     project: Uuid,
     action: ProjectAction,
 ) -> Result<Response, WebError> {
-    ctx.writable(&project)?;
+    let own_key = ctx.writable(&project)?.key_id.clone();
     let service = &ctx.site.app.service;
     let name = service
         .read(|s| s.project(&project).map(|p| p.name.clone()))
         .ok_or(WebError::NotFound)?;
     match action {
         ProjectAction::AddKey => {
-            let read_only = ctx.form.get("read_only").is_some_and(|v| v == "1");
             let label = ctx.form.text("label");
-            match service.add_key(&name, read_only, label).await {
-                Ok(new) => render(ctx, project, Some(new.plaintext), None),
-                Err(e @ (ServiceError::Admin(_) | ServiceError::BadRequest(_))) => {
-                    render(ctx, project, None, Some(e.to_string()))
-                }
-                Err(e) => Err(e.into()),
+            if label.chars().count() > MAX_LABEL {
+                let error = format!("A label is at most {MAX_LABEL} characters.");
+                let html = render(ctx, project, None, Some(error))?;
+                return Ok(response::html(
+                    warp::http::StatusCode::BAD_REQUEST,
+                    html,
+                    ctx.gzip,
+                ));
             }
+            let read_only = ctx.form.get("read_only").is_some_and(|v| v == "1");
+            let new = service.add_key(&name, read_only, label).await?;
+            let created = Created {
+                metrics_url: read_only
+                    .then(|| metrics_url(service.site_root(), &project, &new.plaintext)),
+                plaintext: new.plaintext,
+                read_only,
+            };
+            Ok(ctx.html(render(ctx, project, Some(created), None)?))
         }
         ProjectAction::RemoveKey => {
-            service.remove_key(&name, ctx.form.text("key")).await?;
-            Ok(response::see_other(
-                &ctx.link(&format!("/projects/{project}/settings/")),
-            ))
+            let id = ctx.form.text("key");
+            service.remove_key(&name, id).await?;
+            // Without its key the session no longer holds this project: home shows what it
+            // still holds, or the sign-in form.
+            let to = if id == own_key {
+                ctx.link("/")
+            } else {
+                ctx.link(&format!("/projects/{project}/settings/"))
+            };
+            Ok(response::see_other(&to))
         }
         _ => Err(WebError::NotFound),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prometheus_url_is_the_apis_path() {
+        let u = Uuid::nil();
+        assert_eq!(
+            metrics_url("https://m.example/o", &u, "hcr_x"),
+            format!("https://m.example/o/projects/{u}/metrics/hcr_x")
+        );
     }
 }
