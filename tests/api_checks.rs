@@ -452,7 +452,7 @@ async fn cors_preflight_and_method_errors() {
     for path in [
         "/api/v3/checks/not-a-uuid",
         "/api/v3/nothing/",
-        "/",
+        "/nothing-here/",
         "/api/v9/checks/",
     ] {
         let r = s.rw(Method::GET, path).send().await.unwrap();
