@@ -49,10 +49,10 @@ fn bench(c: &mut Criterion) {
         c.bench_function(name, |b| b.iter(|| schedule.next_after(black_box(after))));
     }
     c.bench_function("parse cron 0 9-17/2 * * MON-FRI", |b| {
-        b.iter(|| Schedule::parse(black_box("0 9-17/2 * * MON-FRI"), "Europe/Riga"))
+        b.iter(|| Schedule::parse(black_box("0 9-17/2 * * MON-FRI"), "Europe/Riga"));
     });
     c.bench_function("parse oncal Mon..Fri *-*-1..7 09:00", |b| {
-        b.iter(|| Schedule::parse(black_box("Mon..Fri *-*-1..7 09:00"), "Europe/Riga"))
+        b.iter(|| Schedule::parse(black_box("Mon..Fri *-*-1..7 09:00"), "Europe/Riga"));
     });
 }
 

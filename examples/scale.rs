@@ -113,7 +113,7 @@ fn spawn_pingers(
                     let t = Instant::now();
                     if service.record_ping(req).await.is_ok() {
                         pings.fetch_add(1, Ordering::Relaxed);
-                        mine.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
+                        mine.push(t.elapsed().as_micros().min(u128::from(u32::MAX)) as u32);
                     }
                     i += CLIENTS;
                 }
@@ -149,14 +149,14 @@ async fn writer(n: usize, secs: u64) {
         .iter()
         .map(|&us| f64::from(us) / 1000.0)
         .collect();
-    lat.sort_by(|a, b| a.total_cmp(b));
+    lat.sort_by(f64::total_cmp);
     println!(
         "{} pings to {n} checks from {CLIENTS} clients in {elapsed:.1} s: {:.0}/s; latency p50 {:.2} ms, p99 {:.2} ms; {} unfolded, {} journal entries in the file",
         pings.load(Ordering::Relaxed),
         pings.load(Ordering::Relaxed) as f64 / elapsed,
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
-        service.read(|s| s.journal_len()),
+        service.read(overdue::service::State::journal_len),
         service.journal_len().unwrap_or(0),
     );
 }
@@ -196,7 +196,11 @@ async fn deadlines(n: usize) {
     let mut pending: Vec<(Uuid, Timestamp)> = service.read(|s| {
         checks
             .iter()
-            .filter_map(|u| s.check(u).and_then(|c| c.alert_after()).map(|a| (*u, a)))
+            .filter_map(|u| {
+                s.check(u)
+                    .and_then(overdue::model::Check::alert_after)
+                    .map(|a| (*u, a))
+            })
             .collect()
     });
     let mut delays = Vec::with_capacity(n);
@@ -210,7 +214,7 @@ async fn deadlines(n: usize) {
                     false
                 }
                 _ => true,
-            })
+            });
         });
     }
     stop.store(true, Ordering::Relaxed);
@@ -219,7 +223,7 @@ async fn deadlines(n: usize) {
     }
     let elapsed = started.elapsed().as_secs_f64();
     monitor.abort();
-    delays.sort_by(|a, b| a.total_cmp(b));
+    delays.sort_by(f64::total_cmp);
     println!(
         "{} of {n} checks went down; delay from deadline to committed flip: p50 {:.3} s, p99 {:.3} s, max {:.3} s",
         delays.len(),
@@ -272,7 +276,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("deadlines") => {
-            deadlines(args.get(2).and_then(|n| n.parse().ok()).unwrap_or(100_000)).await
+            deadlines(args.get(2).and_then(|n| n.parse().ok()).unwrap_or(100_000)).await;
         }
         Some("populate") => {
             let dir = args.get(2).expect("populate DIR N");
@@ -282,11 +286,11 @@ async fn main() {
                     .and_then(|n| n.parse().ok())
                     .unwrap_or(1_000_000),
             )
-            .await
+            .await;
         }
         Some("writer") => {
             let n = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(1000);
-            writer(n, args.get(3).and_then(|n| n.parse().ok()).unwrap_or(10)).await
+            writer(n, args.get(3).and_then(|n| n.parse().ok()).unwrap_or(10)).await;
         }
         _ => eprintln!(
             "usage: scale deadlines [N] | scale populate DIR [N] | scale writer [N] [SECS]"

@@ -102,7 +102,7 @@ fn measure(bin: &Path, args: &[&str], out: Option<&Path>) -> (f64, f64) {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = child.id() as libc::pid_t;
     // SAFETY: waits for and reaps our own child, which nothing else waits for.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let rc = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
     assert_eq!(rc, pid, "wait4");
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
@@ -141,7 +141,7 @@ fn main() {
     std::fs::create_dir_all(&tmp).expect("tmp");
     let file = tmp.join("dump.json");
     write_dump(&file, n).expect("write dump");
-    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let size = std::fs::metadata(&file).map_or(0, |m| m.len());
     println!(
         "{} checks, dump {:.0} MB, binary {}",
         n,

@@ -28,7 +28,12 @@ async fn create_with_defaults_has_the_reference_shape() {
         doc["update_url"],
         format!("{}/api/v3/checks/{uuid}", s.base).as_str()
     );
-    assert!(doc["badge_url"].as_str().unwrap().ends_with(".svg"));
+    #[allow(
+        clippy::case_sensitive_file_extension_comparisons,
+        reason = "a URL we built"
+    )]
+    let svg = doc["badge_url"].as_str().unwrap().ends_with(".svg");
+    assert!(svg);
     s.stop().await;
 }
 
@@ -471,7 +476,7 @@ async fn status_and_badges_endpoints() {
     assert_eq!(code, 200);
     let badges = doc["badges"].as_object().unwrap();
     let mut names: Vec<&str> = badges.keys().map(String::as_str).collect();
-    names.sort();
+    names.sort_unstable();
     assert_eq!(names, ["*", "db@dc1", "prod"]);
     let entry = &badges["db@dc1"];
     let keys: Vec<&str> = entry
@@ -490,7 +495,12 @@ async fn status_and_badges_endpoints() {
             .unwrap()
             .ends_with("-2/db%2540dc1.svg")
     );
-    assert!(badges["*"]["json3"].as_str().unwrap().ends_with(".json"));
+    #[allow(
+        clippy::case_sensitive_file_extension_comparisons,
+        reason = "a URL we built"
+    )]
+    let json = badges["*"]["json3"].as_str().unwrap().ends_with(".json");
+    assert!(json);
     s.stop().await;
 }
 
@@ -509,9 +519,12 @@ async fn state_survives_a_restart() {
     .unwrap();
     let dir = s.shutdown().await;
     let path = dir.path().to_path_buf();
-    let reopened =
-        overdue::service::Service::open(&path, Default::default(), overdue::service::Clock::System)
-            .unwrap();
+    let reopened = overdue::service::Service::open(
+        &path,
+        overdue::service::ServiceConfig::default(),
+        overdue::service::Clock::System,
+    )
+    .unwrap();
     let uuid: uuid::Uuid = c["uuid"].as_str().unwrap().parse().unwrap();
     let check = reopened
         .read(|st| st.check(&uuid).cloned())
@@ -570,7 +583,7 @@ async fn legacy_time_zone_names_are_kept_as_given_and_evaluated_canonically() {
     let dir = s.shutdown().await;
     let reopened = overdue::service::Service::open(
         dir.path(),
-        Default::default(),
+        overdue::service::ServiceConfig::default(),
         overdue::service::Clock::System,
     )
     .unwrap();

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 fn cases() -> Vec<(Value, &'static str)> {
     vec![
         (json!({"timeout": 59}), "timeout is too small"),
-        (json!({"timeout": 31536001}), "timeout is too large"),
+        (json!({"timeout": 31_536_001}), "timeout is too large"),
         (json!({"grace": 59}), "grace is too small"),
-        (json!({"grace": 31536001}), "grace is too large"),
+        (json!({"grace": 31_536_001}), "grace is too large"),
         (json!({"timeout": "3600"}), "timeout is not a number"),
         (json!({"timeout": 3600.5}), "timeout is not a number"),
         (json!({"timeout": 3600.0}), "timeout is not a number"),
@@ -173,11 +173,11 @@ async fn boundaries_and_unknown_fields_are_accepted() {
     let s = TestServer::start().await;
     let doc = s
         .create(
-            json!({"timeout": 60, "grace": 31536000, "n_pings": 5, "status": "up", "uuid": "x"}),
+            json!({"timeout": 60, "grace": 31_536_000, "n_pings": 5, "status": "up", "uuid": "x"}),
         )
         .await;
     assert_eq!(doc["timeout"], 60);
-    assert_eq!(doc["grace"], 31536000);
+    assert_eq!(doc["grace"], 31_536_000);
     assert_eq!(doc["n_pings"], 0);
     assert_eq!(doc["status"], "new");
     assert_ne!(doc["uuid"], "x");
@@ -186,8 +186,8 @@ async fn boundaries_and_unknown_fields_are_accepted() {
 
 #[tokio::test]
 async fn bad_channels_are_400_and_store_nothing() {
-    let s = TestServer::start().await;
     use overdue::model::ChannelConfig;
+    let s = TestServer::start().await;
     s.service
         .add_channel(
             "default",

@@ -1,5 +1,5 @@
 //! The dashboard in a real headless Chromium (Debian's `chromium` and `chromium-driver`),
-//! driven over WebDriver by fantoccini: signing in, creating a check, watching a ping turn it
+//! driven over `WebDriver` by fantoccini: signing in, creating a check, watching a ping turn it
 //! up without a reload, filtering by tag, pausing and resuming, editing with a bad schedule,
 //! the timeline, dark mode; every page checked by axe-core (zero serious or critical
 //! violations) and photographed in light and dark, desktop and phone width, into

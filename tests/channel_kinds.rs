@@ -48,10 +48,10 @@ async fn channel_test_works_for_every_kind_with_each_services_request_shape() {
             a.token = Some("AppTok".into());
         }),
         with("discord", &|a| {
-            a.url = Some(format!("{b}/api/webhooks/1/dtok"))
+            a.url = Some(format!("{b}/api/webhooks/1/dtok"));
         }),
         with("slack", &|a| {
-            a.url = Some(format!("{b}/services/T0/B0/stok"))
+            a.url = Some(format!("{b}/services/T0/B0/stok"));
         }),
         with("telegram", &|a| {
             a.url = Some(format!("{b}/tg"));

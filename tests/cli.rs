@@ -22,7 +22,7 @@ struct Run {
 }
 
 impl Run {
-    fn from_output(out: Output) -> Run {
+    fn from_output(out: &Output) -> Run {
         Run {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -77,7 +77,7 @@ fn overdue(data: &Path, args: &[&str]) -> Run {
         .args(args)
         .output()
         .expect("run overdue");
-    Run::from_output(out)
+    Run::from_output(&out)
 }
 
 fn is_url_safe(s: &str) -> bool {
@@ -508,7 +508,7 @@ fn data_directory_from_the_environment_or_after_the_subcommand() {
         .args(["project", "add", "via-env", "--json"])
         .output()
         .expect("run");
-    assert_eq!(Run::from_output(out).json()["name"], "via-env");
+    assert_eq!(Run::from_output(&out).json()["name"], "via-env");
     assert!(from_env.join("overdue.redb").exists());
 
     // `--data` after the subcommand reads the same directory.
@@ -517,7 +517,7 @@ fn data_directory_from_the_environment_or_after_the_subcommand() {
         .arg(&from_env)
         .output()
         .expect("run");
-    let list = Run::from_output(out).json();
+    let list = Run::from_output(&out).json();
     assert_eq!(list[0]["name"], "via-env");
 
     // An explicit --data wins over the environment.
@@ -527,7 +527,7 @@ fn data_directory_from_the_environment_or_after_the_subcommand() {
         .arg(&from_flag)
         .output()
         .expect("run");
-    Run::from_output(out).ok();
+    Run::from_output(&out).ok();
     let names = |dir: &Path| -> Vec<Value> {
         overdue(dir, &["project", "ls", "--json"])
             .json()
@@ -982,6 +982,16 @@ fn channel_test_with_a_token_file_stopped_and_through_the_control_socket() {
 /// what they gave up on is not done later; once the service continues, commands work again.
 #[test]
 fn admin_commands_give_up_on_a_stopped_service_and_work_once_it_continues() {
+    /// Kills the commands still running when the test fails.
+    struct Reap(Vec<std::process::Child>);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            for child in &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
     let serve = Serve::start(data);
@@ -995,16 +1005,6 @@ fn admin_commands_give_up_on_a_stopped_service_and_work_once_it_continues() {
         vec!["project", "add", "frozen"],
         vec!["backup", &backup_arg],
     ];
-    /// Kills the commands still running when the test fails.
-    struct Reap(Vec<std::process::Child>);
-    impl Drop for Reap {
-        fn drop(&mut self) {
-            for child in &mut self.0 {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
     // All at once, so the test waits for the silence limit once.
     let mut children = Reap(
         commands
@@ -1027,7 +1027,7 @@ fn admin_commands_give_up_on_a_stopped_service_and_work_once_it_continues() {
     for args in &commands {
         let exited = wait_until(bound, || {
             matches!(
-                children.0.first_mut().map(|c| c.try_wait()),
+                children.0.first_mut().map(std::process::Child::try_wait),
                 Some(Ok(Some(_)))
             )
         });
@@ -1037,7 +1037,7 @@ fn admin_commands_give_up_on_a_stopped_service_and_work_once_it_continues() {
             args.join(" ")
         );
         let child = children.0.remove(0);
-        let run = Run::from_output(child.wait_with_output().expect("output"));
+        let run = Run::from_output(&child.wait_with_output().expect("output"));
         let stderr = run.fails();
         assert!(
             stderr.contains("does not answer") && stderr.contains("overdue.sock"),

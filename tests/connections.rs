@@ -238,6 +238,13 @@ fn malformed_requests_write_no_error_lines() {
 #[test]
 fn eleven_hundred_idle_connections_under_a_1024_file_limit_take_nothing_down() {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     // This test process holds the 1,100 client ends.
     let mine = getrlimit(Resource::Nofile);
     if mine.current.is_some_and(|c| c < 4096) {
@@ -272,13 +279,6 @@ fn eleven_hundred_idle_connections_under_a_1024_file_limit_take_nothing_down() {
             Ok((200, _))
         )
     });
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let _child = Kill(child);
     assert!(
         ready,

@@ -128,19 +128,20 @@ struct Tally {
 
 /// One client: pings `check` over keep-alive connections until `stop`, reconnecting when a
 /// connection breaks (it does when the server is killed).
-fn client(port: u16, check: Uuid, stop: Arc<AtomicBool>) -> Tally {
+fn client(port: u16, check: Uuid, stop: &AtomicBool) -> Tally {
     let mut tally = Tally::default();
     let mut conn: Option<PingConn> = None;
     while !stop.load(Ordering::Relaxed) {
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match PingConn::connect(port) {
-                Ok(c) => conn.insert(c),
-                Err(_) => {
+            None => {
+                if let Ok(c) = PingConn::connect(port) {
+                    conn.insert(c)
+                } else {
                     std::thread::sleep(Duration::from_millis(2));
                     continue;
                 }
-            },
+            }
         };
         let rid = Uuid::new_v4();
         tally.sent.insert(rid);
@@ -269,7 +270,7 @@ fn acknowledged_pings_survive_kill_9_at_several_moments() {
         let clients: Vec<_> = (0..CLIENTS)
             .map(|_| {
                 let stop = stop.clone();
-                std::thread::spawn(move || client(port, check, stop))
+                std::thread::spawn(move || client(port, check, &stop))
             })
             .collect();
         std::thread::sleep(Duration::from_millis(delay));

@@ -349,7 +349,7 @@ fn bulk_dump(n: usize) -> String {
                 "n_pings": if up { 5 } else { 0 },
                 "last_ping": if up { json!("2026-01-02T03:04:05.123456Z") } else { Value::Null },
                 "last_start": null, "last_start_rid": null,
-                "last_duration_us": if up { json!(1500000) } else { Value::Null },
+                "last_duration_us": if up { json!(1_500_000) } else { Value::Null },
             })
         })
         .collect();
@@ -391,11 +391,11 @@ fn on_terminal(data: &Path, args: &[&str]) -> (Option<i32>, String) {
     // SAFETY: openpty writes two descriptors that this test then owns.
     let rc = unsafe {
         libc::openpty(
-            &mut master,
-            &mut slave,
+            &raw mut master,
+            &raw mut slave,
             std::ptr::null_mut(),
             std::ptr::null(),
-            &size,
+            &raw const size,
         )
     };
     assert_eq!(rc, 0, "openpty");

@@ -4,6 +4,9 @@
 //! Most tests start the real server on 127.0.0.1:0 with a temporary data directory and talk to
 //! it as a client would. Run one theme with `cargo test --test integration storage::`.
 
+// A test crate has no public surface; its helper modules share items with plain `pub`.
+#![allow(unreachable_pub)]
+
 mod common;
 mod process;
 mod receivers;

@@ -4,6 +4,9 @@
 //! figures behind `--metrics-token`. Skipped with a message only where that parser is not
 //! installed; under CI (`CI` set) its absence fails.
 
+// The figures compared are counts and 0/1 flags, exact in an f64.
+#![allow(clippy::float_cmp)]
+
 use crate::common;
 
 use std::io::Write;

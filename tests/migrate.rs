@@ -117,11 +117,14 @@ fn hc_check(uuid: &str, name: &str, extra: Value) -> Value {
         "ping_url": format!("https://hc-ping.com/{uuid}"), "channels": "", "timeout": 86400
     });
     let fields = c.as_object_mut().expect("object");
-    for (k, v) in extra.as_object().expect("object") {
+    let Value::Object(extra) = extra else {
+        panic!("extra fields must be an object")
+    };
+    for (k, v) in extra {
         if v.is_null() {
-            fields.remove(k);
+            fields.remove(&k);
         } else {
-            fields.insert(k.clone(), v.clone());
+            fields.insert(k, v);
         }
     }
     c
@@ -215,7 +218,7 @@ fn migration_from_healthchecks_keeps_uuids_and_reruns_without_duplicates() {
         .iter()
         .map(|c| c["uuid"].as_str().expect("uuid"))
         .collect();
-    got.sort();
+    got.sort_unstable();
     assert_eq!(got, vec![u1, u2, u3], "every UUID kept, none twice");
     let one = |u: &str| serve.http_ok("GET", &format!("/api/v3/checks/{u}"), Some(&key), None);
     let c1 = one(u1);

@@ -35,26 +35,25 @@ async fn open(dir: tempfile::TempDir, now: Timestamp) -> Env {
     let service = Arc::new(
         Service::open(dir.path(), ServiceConfig::default(), Clock::tokio_at(now)).expect("open"),
     );
-    let project = match service.read(|s| s.project_by_name("p").map(|p| p.uuid)) {
-        Some(p) => p,
-        None => {
-            let p = service.add_project("p").await.expect("project").uuid;
-            service
-                .add_channel(
-                    "p",
-                    "mail",
-                    ChannelConfig::Email {
-                        address: "a@example.org".into(),
-                    },
-                )
-                .await
-                .expect("channel");
-            service
-                .add_channel("p", "hook", ChannelConfig::webhook("http://127.0.0.1:9/"))
-                .await
-                .expect("channel");
-            p
-        }
+    let project = if let Some(p) = service.read(|s| s.project_by_name("p").map(|p| p.uuid)) {
+        p
+    } else {
+        let p = service.add_project("p").await.expect("project").uuid;
+        service
+            .add_channel(
+                "p",
+                "mail",
+                ChannelConfig::Email {
+                    address: "a@example.org".into(),
+                },
+            )
+            .await
+            .expect("channel");
+        service
+            .add_channel("p", "hook", ChannelConfig::webhook("http://127.0.0.1:9/"))
+            .await
+            .expect("channel");
+        p
     };
     let monitor = overdue::monitor::start(service.clone());
     Env {
@@ -117,10 +116,10 @@ impl Env {
     async fn close(self) -> tempfile::TempDir {
         self.monitor.abort();
         let _ = self.monitor.await;
-        match Arc::try_unwrap(self.service) {
-            Ok(s) => s.close().await,
-            Err(_) => panic!("service still shared"),
-        }
+        let Ok(s) = Arc::try_unwrap(self.service) else {
+            panic!("service still shared")
+        };
+        s.close().await;
         self.dir
     }
 }
@@ -175,12 +174,12 @@ async fn simple_check_goes_down_at_last_ping_plus_timeout_plus_grace() {
 
 #[tokio::test(start_paused = true)]
 async fn grace_bounds_are_inclusive() {
+    use overdue::model::Status;
     let env = env().await;
     let c = env.create(json!({"timeout": 60, "grace": 60})).await;
     env.ping(c, Signal::Success).await;
     let check = env.service.read(|s| s.check(&c).cloned()).expect("check");
     let last = check.last_ping.expect("pinged");
-    use overdue::model::Status;
     assert_eq!(
         check.status_at(
             last + SignedDuration::from_secs(60) - SignedDuration::from_micros(1),

@@ -158,7 +158,11 @@ async fn a_fail_ping_emails_and_calls_the_webhook_within_two_seconds_and_recover
         body.contains("Reason: received a failure signal."),
         "{body}"
     );
-    assert!(body.contains(&format!("/api/v3/checks/{uuid}")), "{body}");
+    // The link opens the check's dashboard page (issue 16.5).
+    assert!(
+        body.contains(&format!("{}/checks/{uuid}/\n", t.base)),
+        "{body}"
+    );
     assert!(body.contains("Last ping type: Failure"), "{body}");
     assert!(body.contains("Last ping body:\ndisk full"), "{body}");
 

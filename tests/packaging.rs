@@ -190,7 +190,10 @@ fn the_env_file_lists_the_variable_of_every_serve_option_and_nothing_else() {
         .map(|(name, _)| name)
         .filter(|name| name.starts_with("OVERDUE_"))
         .collect();
-    let unique: BTreeSet<String> = listed.iter().map(|n| n.to_string()).collect();
+    let unique: BTreeSet<String> = listed
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     assert_eq!(unique.len(), listed.len(), "listed twice: {listed:?}");
     assert_eq!(
         unique, wanted,
@@ -201,7 +204,7 @@ fn the_env_file_lists_the_variable_of_every_serve_option_and_nothing_else() {
     // The test harness clears every variable the binary reads, so a shell's cannot leak in.
     let cleared: BTreeSet<String> = process::OVERDUE_VARS
         .iter()
-        .map(|v| v.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     let missing: Vec<_> = option_variables(&cli)
         .difference(&cleared)

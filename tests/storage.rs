@@ -128,7 +128,7 @@ fn a_full_disk_answers_503_storage_unavailable_and_the_service_resumes_once_spac
     assert!(log.contains("writes to the data file fail"), "{log}");
     assert!(!log.contains("shutting down"), "{log}");
 
-    fs.free(&filler);
+    SmallFs::free(&filler);
     assert!(
         wait_until(RECOVERY, || status(&serve).0 == 200),
         "the service did not resume: {:?}\n{}",
@@ -266,7 +266,7 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
     assert!(service.storage_health().is_failing());
     // The deadline passes while nothing can be written: the check cannot go down yet.
     let down_at = service
-        .read(|s| s.check(&check).and_then(|c| c.alert_after()))
+        .read(|s| s.check(&check).and_then(overdue::model::Check::alert_after))
         .expect("deadline");
     assert!(down_at < base + SignedDuration::from_secs(130));
     tokio::time::sleep(Duration::from_secs(130)).await;
@@ -276,7 +276,7 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
         Some(StoredStatus::Down)
     );
 
-    fs.free(&filler);
+    SmallFs::free(&filler);
     // The writer's backoff is at most 10 s; the monitor retries as soon as it is told.
     for _ in 0..60 {
         if !service.storage_health().is_failing()
@@ -307,10 +307,10 @@ async fn a_check_whose_deadline_passes_while_writes_fail_goes_down_with_its_aler
     );
     monitor.abort();
     let _ = monitor.await;
-    match Arc::try_unwrap(service) {
-        Ok(service) => service.close().await,
-        Err(_) => panic!("the service is still shared"),
-    }
+    let Ok(service) = Arc::try_unwrap(service) else {
+        panic!("the service is still shared")
+    };
+    service.close().await;
 }
 
 #[test]

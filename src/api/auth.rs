@@ -9,7 +9,7 @@ use crate::api::{App, Request};
 use crate::service::auth::{Grant, Verdict};
 
 /// The JSON object of a POST body; an empty body (or any other method) counts as `{}`.
-pub fn body_object(req: &Request) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn body_object(req: &Request) -> Result<Map<String, Value>, ApiError> {
     if req.method != Method::POST || req.body.is_empty() {
         return Ok(Map::new());
     }
@@ -58,7 +58,7 @@ async fn grant(
 }
 
 /// Read-write endpoints: the header wins, else the body's `api_key`.
-pub async fn authorize(
+pub(crate) async fn authorize(
     app: &App,
     req: &Request,
     body: &Map<String, Value>,
@@ -71,7 +71,7 @@ pub async fn authorize(
 }
 
 /// Read endpoints: the header only; read-only keys welcome.
-pub async fn authorize_read(app: &App, req: &Request) -> Result<Grant, ApiError> {
+pub(crate) async fn authorize_read(app: &App, req: &Request) -> Result<Grant, ApiError> {
     let key = req.header("x-api-key").unwrap_or_default();
     grant(app, req, &key, true).await
 }

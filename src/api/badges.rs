@@ -16,7 +16,7 @@ use crate::model::{Check, Status};
 
 const METHODS: &str = "GET, OPTIONS";
 /// The label of a badge for all of a project's checks.
-pub const ALL_CHECKS_LABEL: &str = "Overdue";
+pub(crate) const ALL_CHECKS_LABEL: &str = "Overdue";
 
 /// The three formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ fn check_badge(app: &App, rest: &str) -> Option<Response> {
 }
 
 /// Handles `/badge/<rest>` (`per_check` false) and `/b/<rest>` (`per_check` true).
-pub fn handle(app: &App, method: &Method, rest: &str, per_check: bool) -> Response {
+pub(crate) fn handle(app: &App, method: &Method, rest: &str, per_check: bool) -> Response {
     if method == Method::OPTIONS {
         return with_cors(empty(StatusCode::NO_CONTENT), METHODS);
     }

@@ -39,7 +39,7 @@ fn check_response(
 }
 
 /// Runs `f` on the check a path names, as the caller's key sees it: 404 when it does not exist
-/// (or, named by unique_key, is in another project), 403 when named by UUID and another
+/// (or, named by `unique_key`, is in another project), 403 when named by UUID and another
 /// project's (reference §1.5).
 pub(crate) fn with_check<R>(
     app: &App,
@@ -65,7 +65,11 @@ pub(crate) fn with_check<R>(
 }
 
 /// GET checks/: `slug` filters by exact slug, every `tag` must be among the check's tags.
-pub async fn list(app: &App, req: &Request, version: ApiVersion) -> Result<Response, ApiError> {
+pub(crate) async fn list(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let mut slug = None;
     let mut tags: Vec<String> = Vec::new();
@@ -97,8 +101,8 @@ pub async fn list(app: &App, req: &Request, version: ApiVersion) -> Result<Respo
     Ok(json_response(StatusCode::OK, &json!({ "checks": checks })))
 }
 
-/// GET checks/<uuid> or checks/<unique_key>.
-pub async fn get(
+/// `GET checks/<uuid>` or `checks/<unique_key>`.
+pub(crate) async fn get(
     app: &App,
     req: &Request,
     version: ApiVersion,
@@ -116,7 +120,11 @@ pub async fn get(
 }
 
 /// POST checks/: 201 when created, 200 when `unique` matched an existing check.
-pub async fn create(app: &App, req: &Request, version: ApiVersion) -> Result<Response, ApiError> {
+pub(crate) async fn create(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+) -> Result<Response, ApiError> {
     let body = body_object(req)?;
     let grant = authorize(app, req, &body).await?;
     let spec = parse_spec(&body).map_err(ServiceError::from)?;
@@ -133,7 +141,7 @@ pub async fn create(app: &App, req: &Request, version: ApiVersion) -> Result<Res
 }
 
 /// POST checks/<uuid>.
-pub async fn update(
+pub(crate) async fn update(
     app: &App,
     req: &Request,
     version: ApiVersion,
@@ -151,7 +159,7 @@ pub async fn update(
 }
 
 /// DELETE checks/<uuid>: the key comes from the header only (the body is not read).
-pub async fn delete(
+pub(crate) async fn delete(
     app: &App,
     req: &Request,
     version: ApiVersion,
@@ -164,7 +172,7 @@ pub async fn delete(
 
 /// POST checks/<uuid>/pause (`resume: false`) or checks/<uuid>/resume (`resume: true`,
 /// 409 unless paused).
-pub async fn pause_or_resume(
+pub(crate) async fn pause_or_resume(
     app: &App,
     req: &Request,
     version: ApiVersion,

@@ -11,7 +11,7 @@ use crate::service::ServiceError;
 
 /// A failed Management API request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// 400 with the message as given (e.g. `could not parse request body`).
     BadRequest(String),
     /// 401 `missing api key` or `wrong api key`.
@@ -71,7 +71,7 @@ impl ApiError {
     }
 
     /// Seconds after which a retry may succeed (`Retry-After`).
-    pub fn retry_after(&self) -> Option<u64> {
+    pub(crate) fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
             ApiError::Unavailable { retry_after, .. } => *retry_after,
@@ -79,7 +79,7 @@ impl ApiError {
         }
     }
 
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
@@ -95,7 +95,7 @@ impl ApiError {
         }
     }
 
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             ApiError::BadRequest(m) | ApiError::Conflict(m) => m.clone(),
             ApiError::Unavailable { message, .. } => message.clone(),
@@ -114,7 +114,7 @@ impl ApiError {
     }
 
     /// The JSON error response with CORS headers for a route allowing `methods`.
-    pub fn into_response(self, methods: &str) -> Response {
+    pub(crate) fn into_response(self, methods: &str) -> Response {
         let mut resp = json_response(
             self.status(),
             &serde_json::json!({ "error": self.message() }),

@@ -22,7 +22,7 @@ const MAX_FLIP_TIMESTAMP: i64 = 10_000_000_000;
 const DURATION_LOOKBACK: usize = 64;
 
 /// GET checks/<uuid>/pings/: newest first, at most the ping log size.
-pub async fn pings(
+pub(crate) async fn pings(
     app: &App,
     req: &Request,
     version: ApiVersion,
@@ -47,7 +47,12 @@ pub async fn pings(
 }
 
 /// GET checks/<uuid>/pings/<n>/body: the raw bytes as `text/plain`.
-pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<Response, ApiError> {
+pub(crate) async fn ping_body(
+    app: &App,
+    req: &Request,
+    uuid: Uuid,
+    n: u64,
+) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &serde_json::Map::new()).await?;
     let n_pings = with_check(app, &grant, &CheckRef::Uuid(uuid), |c| c.n_pings)?;
     if n == 0 || n + u64::from(app.service.config().ping_log) <= n_pings {
@@ -59,21 +64,20 @@ pub async fn ping_body(app: &App, req: &Request, uuid: Uuid, n: u64) -> Result<R
     }
 }
 
-/// Django's IntegerField for `seconds`: whitespace allowed, `10.0` is 10; empty = absent.
+/// Django's `IntegerField` for `seconds`: whitespace allowed, `10.0` is 10; empty = absent.
 fn parse_seconds(raw: &str) -> Result<Option<i64>, ()> {
     let t = raw.trim();
     if t.is_empty() {
         return Ok(None);
     }
-    let v = match t.parse::<i64>() {
-        Ok(v) => v,
-        Err(_) => {
-            let f: f64 = t.parse().map_err(|_| ())?;
-            if !f.is_finite() || f.fract() != 0.0 || f.abs() > 1e15 {
-                return Err(());
-            }
-            f as i64
+    let v = if let Ok(v) = t.parse::<i64>() {
+        v
+    } else {
+        let f: f64 = t.parse().map_err(|_| ())?;
+        if !f.is_finite() || f.fract() != 0.0 || f.abs() > 1e15 {
+            return Err(());
         }
+        f as i64
     };
     if !(0..=MAX_PERIOD_SECS).contains(&v) {
         return Err(());
@@ -109,8 +113,8 @@ fn parse_unix(raw: &str) -> Result<i64, ()> {
     Ok(v)
 }
 
-/// GET checks/<uuid|unique_key>/flips/: a bare array, newest first (decision 2).
-pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response, ApiError> {
+/// `GET checks/<uuid|unique_key>/flips/`: a bare array, newest first (decision 2).
+pub(crate) async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let uuid = with_check(app, &grant, &ident, |c| c.uuid)?;
     let mut since: Option<Timestamp> = None;
@@ -118,12 +122,12 @@ pub async fn flips(app: &App, req: &Request, ident: CheckRef) -> Result<Response
     let now = app.service.now();
     let bad = |name: &str| ApiError::BadRequest(format!("invalid value for {name}"));
     let unix = |name: &str, v: &str| {
-        let seconds = parse_unix(v).map_err(|_| bad(name))?;
+        let seconds = parse_unix(v).map_err(|()| bad(name))?;
         Timestamp::from_second(seconds).map_err(|_| bad(name))
     };
     for (k, v) in req.query_pairs() {
         match k.as_str() {
-            "seconds" => match parse_seconds(&v).map_err(|_| bad("seconds"))? {
+            "seconds" => match parse_seconds(&v).map_err(|()| bad("seconds"))? {
                 Some(s) if s > 0 => {
                     let t = now
                         .checked_sub(SignedDuration::from_secs(s))

@@ -35,7 +35,7 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Handles `/projects/<rest>`.
-pub async fn project(
+pub(crate) async fn project(
     app: &App,
     method: &Method,
     rest: &str,
@@ -91,7 +91,7 @@ pub async fn project(
 }
 
 /// Handles `/metrics`.
-pub fn service(app: &App, method: &Method, headers: &HeaderMap) -> Response {
+pub(crate) fn service(app: &App, method: &Method, headers: &HeaderMap) -> Response {
     let Some(token) = &app.config.metrics_token else {
         return ApiError::NotFound.into_response(METHODS);
     };

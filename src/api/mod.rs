@@ -4,18 +4,18 @@
 //! (`/api/v1|v2|v3/...`), badges, the Prometheus endpoints (`metrics`), or answers 404. Handlers are plain async
 //! functions over [`Request`]; errors become responses only in [`error`].
 
-pub mod auth;
-pub mod badges;
-pub mod checks;
-pub mod error;
-pub mod history;
-pub mod metrics;
-pub mod ping;
-pub mod ping_url;
-pub mod project;
-pub mod ratelimit;
-pub mod response;
-pub mod router;
+pub(crate) mod auth;
+pub(crate) mod badges;
+pub(crate) mod checks;
+pub(crate) mod error;
+pub(crate) mod history;
+pub(crate) mod metrics;
+pub(crate) mod ping;
+pub(crate) mod ping_url;
+pub(crate) mod project;
+pub(crate) mod ratelimit;
+pub(crate) mod response;
+pub(crate) mod router;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -35,7 +35,7 @@ use router::Route;
 /// The peer address of a request's connection, put in the request's extensions by the server
 /// (`crate::server`).
 #[derive(Debug, Clone, Copy)]
-pub struct Peer(pub SocketAddr);
+pub(crate) struct Peer(pub SocketAddr);
 
 /// HTTP-level settings.
 #[derive(Debug, Clone)]
@@ -71,11 +71,11 @@ impl Default for ApiConfig {
 
 /// What every handler can reach.
 pub struct App {
-    pub service: Arc<Service>,
-    pub limiter: ratelimit::RateLimiter,
+    pub(crate) service: Arc<Service>,
+    pub(crate) limiter: ratelimit::RateLimiter,
     /// Per-check ping limit, when configured.
-    pub ping_limiter: Option<ratelimit::RateLimiter>,
-    pub config: ApiConfig,
+    pub(crate) ping_limiter: Option<ratelimit::RateLimiter>,
+    pub(crate) config: ApiConfig,
 }
 
 impl App {
@@ -92,33 +92,32 @@ impl App {
 }
 
 /// The request body as warp streams it.
-pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
+pub(crate) type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
 
 /// One request, with its body read (up to the route's limit).
 #[derive(Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub method: Method,
-    pub path: String,
-    pub query: String,
+    pub(crate) query: String,
     pub headers: HeaderMap,
-    pub remote: Option<SocketAddr>,
+    pub(crate) remote: Option<SocketAddr>,
     pub body: Bytes,
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers
             .get(name)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
     /// The client's address (see [`client`]).
-    pub fn client_addr(&self, trust_proxy: bool) -> Option<String> {
+    pub(crate) fn client_addr(&self, trust_proxy: bool) -> Option<String> {
         client(trust_proxy, &self.headers, self.remote).0
     }
 
     /// Query parameters in order, percent-decoded.
-    pub fn query_pairs(&self) -> Vec<(String, String)> {
+    pub(crate) fn query_pairs(&self) -> Vec<(String, String)> {
         form_urlencoded::parse(self.query.as_bytes())
             .into_owned()
             .collect()
@@ -126,7 +125,7 @@ impl Request {
 }
 
 /// The client's address and scheme: from the proxy headers only when they are trusted.
-pub fn client(
+pub(crate) fn client(
     trust_proxy: bool,
     headers: &HeaderMap,
     remote: Option<SocketAddr>,
@@ -168,7 +167,7 @@ fn strip_port(addr: &str) -> String {
 
 /// Why a body could not be read.
 #[derive(Debug)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     /// The connection failed (the client went away, or sent a broken chunked body).
     Read,
     /// The body did not arrive within the body timeout.
@@ -177,7 +176,7 @@ pub enum BodyError {
 
 /// Reads at most `limit` bytes of a body, all of it within `timeout`. Returns the bytes kept
 /// and whether more arrived; the rest is read and dropped, never kept in memory.
-pub async fn read_body(
+pub(crate) async fn read_body(
     mut stream: BodyStream,
     limit: usize,
     timeout: std::time::Duration,
@@ -220,7 +219,7 @@ pub fn not_found() -> Response {
 }
 
 /// Dispatches one request.
-pub async fn handle(
+pub(crate) async fn handle(
     app: Arc<App>,
     method: Method,
     path: String,
@@ -272,7 +271,6 @@ pub async fn handle(
     };
     let req = Request {
         method,
-        path,
         query,
         headers,
         remote,

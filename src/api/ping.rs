@@ -76,7 +76,7 @@ fn error_answer(app: &App, e: &ServiceError) -> Response {
 }
 
 /// Handles `/ping/<rest>`.
-pub async fn handle(
+pub(crate) async fn handle(
     app: &App,
     method: Method,
     rest: &str,

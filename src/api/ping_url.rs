@@ -6,7 +6,7 @@ use crate::model::signal::{Signal, Target};
 
 /// A parsed ping URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PingRoute {
+pub(crate) struct PingRoute {
     pub target: Target,
     pub signal: Signal,
 }
@@ -30,7 +30,7 @@ fn signal(s: &str) -> Option<Signal> {
 }
 
 /// Parses the path after `/ping/`. None when no ping route matches (404).
-pub fn parse(rest: &str) -> Option<PingRoute> {
+pub(crate) fn parse(rest: &str) -> Option<PingRoute> {
     let parts: Vec<&str> = rest.split('/').collect();
     let by_uuid = |id: &str, signal: Signal| {
         canonical_uuid(id).map(|u| PingRoute {

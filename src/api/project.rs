@@ -14,7 +14,7 @@ use crate::model::badge::{encode_tag, signature};
 use crate::model::json::channel_json;
 
 /// GET channels/ (read-write keys only).
-pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
+pub(crate) async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
     let grant = authorize(app, req, &Map::new()).await?;
     let list: Vec<Value> = app.service.read(|s| {
         s.channels_of(&grant.project)
@@ -26,7 +26,7 @@ pub async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
 }
 
 /// GET badges/: six URLs per tag of the project's checks, and `*` for all checks.
-pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
+pub(crate) async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
     let grant = authorize_read(app, req).await?;
     let (badge_key, tags) = app.service.read(|s| {
         let key = s
@@ -72,7 +72,7 @@ pub async fn badges(app: &App, req: &Request) -> Result<Response, ApiError> {
 
 /// /api/vN/status/: any method, no key; 200 `OK` while the data file answers a read and
 /// takes writes, else 503 with the reason (a supervisor or an uptime monitor notices).
-pub fn status(app: &App) -> Response {
+pub(crate) fn status(app: &App) -> Response {
     let unavailable = |why: String| {
         text_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -84,7 +84,7 @@ pub fn status(app: &App) -> Response {
         return unavailable(failure.to_string());
     }
     match app.service.probe_storage() {
-        Ok(_) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
+        Ok(()) => text_response(StatusCode::OK, "text/plain; charset=utf-8", "OK"),
         Err(e) => {
             tracing::error!("status probe failed: {e}");
             unavailable(e.to_string())

@@ -1,31 +1,31 @@
 //! Management API rate limit per key (decision 7): a fixed one-minute window per key,
 //! answered 429 with `Retry-After`. Time comes from tokio so tests can pause it.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use crate::api::error::ApiError;
 use crate::model::ratelimit::Windows;
 
 /// Counts requests per key identifier.
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     windows: Mutex<Windows>,
 }
 
 impl RateLimiter {
     /// `per_minute == 0` turns the limit off.
-    pub fn new(per_minute: u32) -> RateLimiter {
+    pub(crate) fn new(per_minute: u32) -> RateLimiter {
         RateLimiter {
             windows: Mutex::new(Windows::new(per_minute)),
         }
     }
 
     /// Counts one request of `key_id`; errs when the key is over its limit.
-    pub fn check(&self, key_id: &str) -> Result<(), ApiError> {
+    pub(crate) fn check(&self, key_id: &str) -> Result<(), ApiError> {
         // tokio's clock, so that tests can pause it.
         let now = tokio::time::Instant::now().into_std();
         self.windows
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .take(key_id, now)
             .map_err(|wait| ApiError::RateLimited {
                 retry_after: wait.as_secs().max(1),

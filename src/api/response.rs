@@ -5,7 +5,7 @@ use warp::http::header::{CONTENT_TYPE, HeaderValue};
 use warp::reply::Response;
 
 /// A JSON response (compact encoding, key order as built).
-pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
     let mut resp = Response::new(body.into());
     *resp.status_mut() = status;
@@ -15,7 +15,7 @@ pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response 
 }
 
 /// A plain-text response with an explicit content type.
-pub fn text_response(
+pub(crate) fn text_response(
     status: StatusCode,
     content_type: &'static str,
     body: impl Into<bytes::Bytes>,
@@ -29,7 +29,7 @@ pub fn text_response(
 
 /// Adds the CORS headers every Management API response carries (reference §1.3);
 /// `methods` is the route's allowed methods including OPTIONS.
-pub fn with_cors(mut resp: Response, methods: &str) -> Response {
+pub(crate) fn with_cors(mut resp: Response, methods: &str) -> Response {
     let h = resp.headers_mut();
     h.insert("Access-Control-Allow-Origin", HeaderValue::from_static("*"));
     h.insert(
@@ -44,7 +44,7 @@ pub fn with_cors(mut resp: Response, methods: &str) -> Response {
 }
 
 /// An empty response with a status.
-pub fn empty(status: StatusCode) -> Response {
+pub(crate) fn empty(status: StatusCode) -> Response {
     let mut resp = Response::default();
     *resp.status_mut() = status;
     resp

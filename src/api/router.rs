@@ -6,16 +6,16 @@ use uuid::Uuid;
 
 use crate::model::ApiVersion;
 
-/// A check named in a path: by UUID (lowercase canonical form only) or by unique_key.
+/// A check named in a path: by UUID (lowercase canonical form only) or by `unique_key`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CheckRef {
+pub(crate) enum CheckRef {
     Uuid(Uuid),
     UniqueKey(String),
 }
 
 /// One Management API endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     Checks,
     Check(CheckRef),
     Pause(Uuid),
@@ -30,7 +30,7 @@ pub enum Route {
 
 impl Route {
     /// Allowed methods, as the `Access-Control-Allow-Methods` header lists them.
-    pub fn methods(&self) -> &'static str {
+    pub(crate) fn methods(&self) -> &'static str {
         match self {
             Route::Checks => "GET, POST, OPTIONS",
             Route::Check(CheckRef::Uuid(_)) => "GET, POST, DELETE, OPTIONS",
@@ -41,7 +41,7 @@ impl Route {
     }
 
     /// Whether `method` runs the endpoint (OPTIONS is answered before this is asked).
-    pub fn allows(&self, method: &str) -> bool {
+    pub(crate) fn allows(&self, method: &str) -> bool {
         match self {
             Route::Status => true,
             _ => self
@@ -56,13 +56,13 @@ impl Route {
 /// does: a published client lists pings and flips with `POST .../pings` and `.../flips` (no
 /// slash) and follows the `301` to the slash form with a GET (issue 14.9). Only those two
 /// routes, only without the slash; everything else answers 405 as before.
-pub fn slash_redirect(path: &str, route: &Route, method: &str) -> Option<String> {
+pub(crate) fn slash_redirect(path: &str, route: &Route, method: &str) -> Option<String> {
     let listing = matches!(route, Route::Pings(_) | Route::Flips(_));
     (listing && !path.ends_with('/') && !route.allows(method)).then(|| format!("{path}/"))
 }
 
 /// The lowercase canonical UUID form, or None.
-pub fn canonical_uuid(s: &str) -> Option<Uuid> {
+pub(crate) fn canonical_uuid(s: &str) -> Option<Uuid> {
     let ok = s.len() == 36
         && s.bytes().enumerate().all(|(i, b)| match i {
             8 | 13 | 18 | 23 => b == b'-',
@@ -83,7 +83,7 @@ fn check_ref(s: &str) -> Option<CheckRef> {
 }
 
 /// Parses `/api/v<N>/...`. None for anything that is not a Management API endpoint.
-pub fn parse(path: &str) -> Option<(ApiVersion, Route)> {
+pub(crate) fn parse(path: &str) -> Option<(ApiVersion, Route)> {
     let rest = path.strip_prefix("/api/v")?;
     let (version, rest) = match rest.split_once('/') {
         Some(("1", r)) => (ApiVersion::V1, r),

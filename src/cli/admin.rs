@@ -117,7 +117,7 @@ impl AdminCommand {
     /// Whether the command may create the data file when there is none: only an import
     /// (of a dump, or migrated checks) into a new directory. The rest would leave an empty
     /// database behind a mistyped or forgotten `--data`.
-    pub fn may_create_data(&self) -> bool {
+    pub(crate) fn may_create_data(&self) -> bool {
         matches!(
             self,
             AdminCommand::ImportParts
@@ -136,7 +136,7 @@ pub struct AdminOutput {
 }
 
 impl AdminOutput {
-    pub fn ok(stdout: String) -> AdminOutput {
+    pub(crate) fn ok(stdout: String) -> AdminOutput {
         AdminOutput {
             stdout,
             stderr: String::new(),
@@ -145,7 +145,7 @@ impl AdminOutput {
     }
 
     /// A failure with a one-line message (exit code 1).
-    pub fn error(message: impl std::fmt::Display) -> AdminOutput {
+    pub(crate) fn error(message: impl std::fmt::Display) -> AdminOutput {
         AdminOutput {
             stdout: String::new(),
             stderr: format!("overdue: {message}\n"),
@@ -155,7 +155,7 @@ impl AdminOutput {
 
     /// A failed command: exit code 2 when the command line was incomplete (a project must be
     /// named), else 1.
-    pub fn failed(e: ServiceError) -> AdminOutput {
+    pub(crate) fn failed(e: ServiceError) -> AdminOutput {
         let code = match e {
             ServiceError::Admin(AdminError::ProjectNeeded(_)) => USAGE_EXIT,
             _ => 1,
@@ -168,7 +168,7 @@ impl AdminOutput {
 }
 
 /// Exit code of a command line that needs more (as clap's own usage errors).
-pub const USAGE_EXIT: i32 = 2;
+pub(crate) const USAGE_EXIT: i32 = 2;
 
 pub(crate) fn pretty(v: &Value) -> String {
     format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
@@ -176,7 +176,7 @@ pub(crate) fn pretty(v: &Value) -> String {
 
 /// `1 check`, `2 checks`, `0 checks`: a count and its noun, for nouns whose plural adds an
 /// `s`. Every "N things" in admin output goes through here.
-pub fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -211,7 +211,7 @@ pub async fn execute(service: &Service, command: AdminCommand) -> AdminOutput {
 
 /// Runs one admin command: its reply, typed for the commands whose callers use the result as
 /// data, text for the others.
-pub async fn answer(service: &Service, command: AdminCommand) -> Reply {
+pub(crate) async fn answer(service: &Service, command: AdminCommand) -> Reply {
     let result = match command {
         AdminCommand::Project(c) => project(service, c).await.map(Reply::Output),
         AdminCommand::Key(c) => key(service, c).await.map(Reply::Output),

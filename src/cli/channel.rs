@@ -91,7 +91,10 @@ fn health_text(failing: usize, last: &Value) -> String {
     }
 }
 
-pub async fn channel(service: &Service, cmd: ChannelCmd) -> Result<AdminOutput, ServiceError> {
+pub(crate) async fn channel(
+    service: &Service,
+    cmd: ChannelCmd,
+) -> Result<AdminOutput, ServiceError> {
     Ok(match cmd {
         ChannelCmd::Add(a) => {
             let config = config_from_args(&a)?;

@@ -157,7 +157,7 @@ impl ChannelAddArgs {
 
     /// Refuses kind-specific flags that `--kind` does not take: they would be stored and
     /// never used, and usually mean a typo or the wrong kind.
-    pub fn check_flags_apply(&self) -> Result<(), String> {
+    pub(crate) fn check_flags_apply(&self) -> Result<(), String> {
         if !KINDS.contains(&self.kind.as_str()) {
             return Ok(()); // the unknown kind is the message
         }
@@ -182,7 +182,7 @@ impl ChannelAddArgs {
 
     /// Reads `--token-file`/`--token-env` in the calling process (its files and environment,
     /// not the service's), so the token travels only inside the command.
-    pub fn resolve_secrets(&mut self) -> Result<(), String> {
+    pub(crate) fn resolve_secrets(&mut self) -> Result<(), String> {
         self.check_flags_apply()?;
         let sources = [
             self.token.is_some(),
@@ -206,7 +206,7 @@ impl ChannelAddArgs {
     }
 }
 
-fn usage(e: NotifyError) -> ServiceError {
+fn usage(e: &NotifyError) -> ServiceError {
     AdminError::Usage(e.to_string()).into()
 }
 
@@ -236,7 +236,7 @@ fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
         if let Some(m) = &a.method {
             spec.method = m.to_uppercase();
         }
-        spec.headers = headers.clone();
+        spec.headers.clone_from(&headers);
         Some(spec)
     };
     Ok(WebhookConfig {
@@ -246,7 +246,7 @@ fn webhook_config(a: &ChannelAddArgs) -> Result<WebhookConfig, ServiceError> {
 }
 
 /// The configuration the flags describe, checked by the kind's notifier.
-pub fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceError> {
+pub(crate) fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceError> {
     let refuse = |m: String| ServiceError::from(AdminError::Usage(m));
     a.check_flags_apply().map_err(refuse)?;
     let config = match a.kind.as_str() {
@@ -293,12 +293,12 @@ pub fn config_from_args(a: &ChannelAddArgs) -> Result<ChannelConfig, ServiceErro
             )));
         }
     };
-    notifier(&config).map_err(usage)?;
+    notifier(&config).map_err(|e| usage(&e))?;
     Ok(config)
 }
 
 /// `1h`, `30m`, `1h 30m` or ISO 8601 `PT1H`; at least a minute.
-pub fn parse_repeat(text: &str) -> Result<SignedDuration, ServiceError> {
+pub(crate) fn parse_repeat(text: &str) -> Result<SignedDuration, ServiceError> {
     let d: SignedDuration = text.parse().map_err(|_| {
         AdminError::Usage(format!(
             "--repeat {text:?} is not a duration such as 1h or 30m"

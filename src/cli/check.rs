@@ -148,7 +148,7 @@ fn period(text: &str) -> Value {
 }
 
 /// The create request `check add`'s flags describe.
-pub fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
+pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
     let mut body = Map::new();
     let strings = [
         ("name", &a.name),
@@ -211,16 +211,13 @@ fn when(t: Option<Timestamp>) -> String {
 }
 
 /// The `check ls` table: one line per check, statuses styled.
-pub fn list_text(checks: &[Check], now: Timestamp) -> String {
+pub(crate) fn list_text(checks: &[Check], now: Timestamp) -> String {
     let mut out = format!(
         "{:<36} {:<8} {:<25} {:<25} {:<20} NAME\n",
         "UUID", "STATUS", "LAST PING", "NEXT EXPECTED", "SLUG"
     );
     for c in checks {
-        let last = c
-            .last_ping
-            .map(iso_seconds)
-            .unwrap_or_else(|| "never".into());
+        let last = c.last_ping.map_or_else(|| "never".into(), iso_seconds);
         let _ = writeln!(
             out,
             "{:<36} {} {:<25} {:<25} {:<20} {}",
@@ -236,14 +233,14 @@ pub fn list_text(checks: &[Check], now: Timestamp) -> String {
 }
 
 /// What `check show` knows besides the check itself.
-pub struct ShowContext<'a> {
+pub(crate) struct ShowContext<'a> {
     pub project: &'a str,
     pub ping_key: &'a str,
     /// Names and kinds of the assigned channels.
     pub channels: Vec<(String, String)>,
-    pub urls: Urls<'a>,
+    pub(crate) urls: Urls<'a>,
     /// Newest first.
-    pub pings: &'a [Ping],
+    pub(crate) pings: &'a [Ping],
 }
 
 fn friendly(secs: i64) -> String {
@@ -251,7 +248,7 @@ fn friendly(secs: i64) -> String {
 }
 
 /// The `check show` text.
-pub fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> String {
+pub(crate) fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: &str| {
         let label = if label.is_empty() {
@@ -338,7 +335,7 @@ fn label(c: &Check) -> String {
     }
 }
 
-pub async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutput, ServiceError> {
+pub(crate) async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutput, ServiceError> {
     let now = service.now();
     let urls = Urls {
         site_root: service.site_root(),

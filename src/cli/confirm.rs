@@ -13,7 +13,7 @@ use crate::cli::protocol::Reply;
 
 /// What to do about a destructive command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Run it (`--yes`).
     Proceed,
     /// Ask on the terminal.
@@ -23,7 +23,7 @@ pub enum Decision {
 }
 
 /// `--yes` proceeds; else ask if there is a terminal to ask on, refuse if not.
-pub fn decide(yes: bool, interactive: bool) -> Decision {
+pub(crate) fn decide(yes: bool, interactive: bool) -> Decision {
     match (yes, interactive) {
         (true, _) => Decision::Proceed,
         (false, true) => Decision::Ask,
@@ -33,12 +33,12 @@ pub fn decide(yes: bool, interactive: bool) -> Decision {
 
 /// Whether an answer to the question is a yes (`y` or `yes`, any case); anything else,
 /// including no answer, is a no.
-pub fn is_yes(answer: &str) -> bool {
+pub(crate) fn is_yes(answer: &str) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 /// Asks `question` on `output` and reads one line from `input`: whether the answer is yes.
-pub fn ask(question: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
+pub(crate) fn ask(question: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
     let _ = write!(output, "{question} [y/N] ");
     let _ = output.flush();
     let mut answer = String::new();
@@ -61,7 +61,7 @@ fn destructive(cmd: &AdminCommand) -> Option<(AdminCommand, bool)> {
 
 /// Lets `cmd` run (Ok) or says why not (the output to print). Commands that delete at most
 /// one object pass at once.
-pub async fn confirm(data: &Path, cmd: &AdminCommand) -> Result<(), AdminOutput> {
+pub(crate) async fn confirm(data: &Path, cmd: &AdminCommand) -> Result<(), AdminOutput> {
     let Some((query, yes)) = destructive(cmd) else {
         return Ok(());
     };

@@ -43,15 +43,15 @@ use crate::service::{Clock, Service, ServiceConfig};
 const CHUNK: usize = 64 << 10;
 
 /// Name of the socket inside the data directory.
-pub const SOCKET_FILE: &str = "overdue.sock";
+pub(crate) const SOCKET_FILE: &str = "overdue.sock";
 
-pub fn socket_path(data: &Path) -> PathBuf {
+pub(crate) fn socket_path(data: &Path) -> PathBuf {
     data.join(SOCKET_FILE)
 }
 
 /// Binds the control socket, replacing a stale one left by a killed process. The caller must
 /// hold the data file's lock, so no live service can own the old socket.
-pub fn bind(data: &Path) -> std::io::Result<UnixListener> {
+pub(crate) fn bind(data: &Path) -> std::io::Result<UnixListener> {
     let path = socket_path(data);
     match std::fs::remove_file(&path) {
         Ok(()) => {}
@@ -64,7 +64,7 @@ pub fn bind(data: &Path) -> std::io::Result<UnixListener> {
 }
 
 /// The control socket as the daemon runs it.
-pub struct ControlSocket;
+pub(crate) struct ControlSocket;
 
 impl crate::server::daemon::AdminSocket for ControlSocket {
     fn bind(&self, data: &Path) -> std::io::Result<UnixListener> {
@@ -90,7 +90,7 @@ const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Answers admin commands on `listener` until `stop` resolves; then waits a bounded time for
 /// the commands under way (their clients wait for an answer).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: UnixListener,
     service: Arc<Service>,
     stop: impl std::future::Future<Output = ()>,
@@ -130,9 +130,7 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = String::new();
-    let answer = if !read_line(&mut reader, &mut line).await? {
-        Reply::Output(too_large())
-    } else {
+    let answer = if read_line(&mut reader, &mut line).await? {
         match protocol::read_request(&line) {
             Err(Refusal::Unversioned(output)) => {
                 // The shape an earlier release's client reads.
@@ -157,6 +155,8 @@ async fn answer(stream: UnixStream, service: &Service) -> std::io::Result<()> {
                 ))),
             },
         }
+    } else {
+        Reply::Output(too_large())
     };
     reply(&mut write, &answer).await?;
     write.shutdown().await
@@ -282,15 +282,15 @@ fn too_large() -> AdminOutput {
 
 /// How long a client waits for the service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Patience {
+pub(crate) struct Patience {
     /// Longest time without a byte from the service (or without it taking any of the request).
-    pub silence: Duration,
+    pub(crate) silence: Duration,
     /// Longest time for the whole command.
-    pub answer: Duration,
+    pub(crate) answer: Duration,
 }
 
 impl Patience {
-    pub fn for_command(cmd: &AdminCommand) -> Patience {
+    pub(crate) fn for_command(cmd: &AdminCommand) -> Patience {
         let answer = match cmd {
             AdminCommand::Backup { .. } | AdminCommand::Migrate { .. } => CONTROL_LONG_ANSWER_SECS,
             _ => CONTROL_ANSWER_SECS,
@@ -304,7 +304,7 @@ impl Patience {
 
 /// Why a command sent to the service has no answer.
 #[derive(Debug, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     #[error("the service was silent for {0} s")]
     Silent(u64),
     #[error("the service has not finished the command after {0} s")]
@@ -326,7 +326,7 @@ pub enum SendError {
 }
 
 /// A client's connection to the control socket: requests out, one answer line for each.
-pub struct Conn {
+pub(crate) struct Conn {
     read: tokio::net::unix::OwnedReadHalf,
     write: OwnedWriteHalf,
     patience: Patience,
@@ -336,7 +336,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(stream: UnixStream, patience: Patience, data: &Path) -> Conn {
+    pub(crate) fn new(stream: UnixStream, patience: Patience, data: &Path) -> Conn {
         let (read, write) = stream.into_split();
         Conn {
             read,
@@ -349,7 +349,7 @@ impl Conn {
 
     /// Sends `command` and reads its reply, within the patience. A service of another
     /// protocol version is an error ([`SendError::Mismatch`]).
-    pub async fn call(&mut self, command: Command) -> Result<Reply, SendError> {
+    pub(crate) async fn call(&mut self, command: Command) -> Result<Reply, SendError> {
         let patience = self.patience;
         let overall = Instant::now() + patience.answer;
         let silent = || SendError::Silent(patience.silence.as_secs());
@@ -415,7 +415,7 @@ impl Conn {
     }
 
     /// What a command says when the service gave no answer.
-    pub fn failure(&self, e: SendError) -> AdminOutput {
+    pub(crate) fn failure(&self, e: SendError) -> AdminOutput {
         let socket = socket_path(&self.data);
         match e {
             SendError::Silent(_) => not_answering(&self.data, &socket),
@@ -440,7 +440,8 @@ impl Conn {
 }
 
 /// Sends `cmd` over a connected control socket and reads the reply, within `patience`.
-pub async fn send(
+#[cfg(test)]
+async fn send(
     stream: UnixStream,
     cmd: AdminCommand,
     patience: Patience,
@@ -465,7 +466,7 @@ fn not_answering(data: &Path, socket: &Path) -> AdminOutput {
 }
 
 /// Where admin commands go: the running service, or the service opened here on the file.
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     Socket(Conn),
     Local(Box<Service>),
 }
@@ -496,7 +497,7 @@ async fn connect(data: &Path, patience: Patience) -> Result<Option<Conn>, AdminO
 
 /// Runs an admin command in the service running on `data`: its reply; `None` when no service
 /// listens on its control socket.
-pub async fn ask_running(data: &Path, cmd: AdminCommand) -> Option<Reply> {
+pub(crate) async fn ask_running(data: &Path, cmd: AdminCommand) -> Option<Reply> {
     match connect(data, Patience::for_command(&cmd)).await {
         Err(output) => Some(Reply::Output(output)),
         Ok(None) => None,
@@ -514,7 +515,7 @@ async fn ask(conn: &mut Conn, cmd: AdminCommand) -> Reply {
 
 /// Connects to the running service if there is one, else opens the data file here (creating
 /// it only when `may_create`).
-pub async fn open(
+pub(crate) async fn open(
     data: &Path,
     patience: Patience,
     may_create: bool,
@@ -547,13 +548,13 @@ pub async fn open(
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 /// Its output as text.
-pub async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
+pub(crate) async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
     request(data, cmd).await.text()
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 /// Its reply, typed for the commands whose result is data.
-pub async fn request(data: &Path, cmd: AdminCommand) -> Reply {
+pub(crate) async fn request(data: &Path, cmd: AdminCommand) -> Reply {
     let may_create = cmd.may_create_data();
     match open(data, Patience::for_command(&cmd), may_create).await {
         Ok(Endpoint::Socket(mut conn)) => ask(&mut conn, cmd).await,

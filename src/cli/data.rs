@@ -23,18 +23,18 @@ use crate::service::{Service, ServiceError};
 use crate::transfer::dump_stream::{DumpWriter, Piece, ReadError, read_dump};
 
 #[derive(Debug, Clone, Args)]
-pub struct BackupArgs {
+pub(crate) struct BackupArgs {
     /// Where to write the copy (written as FILE.tmp, then renamed). While the service runs,
     /// the service process writes it, so it must be a path the service may write.
     #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Replace FILE if it exists; without it an existing FILE is refused and left as it is.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Export only this project (default: every project).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
@@ -42,21 +42,25 @@ pub struct ExportArgs {
     /// badge secret, so FILE is created with mode 0600 whatever the umask (written as
     /// FILE.tmp, then renamed over FILE).
     #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// A file written by `overdue export` (`-` reads standard input).
     #[arg(
         value_name = "FILE",
         required_unless_present = "from_healthchecks",
         conflicts_with = "from_healthchecks"
     )]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Base URL of a Healthchecks instance (e.g. https://healthchecks.io) to copy checks from.
     #[arg(long, value_name = "URL", requires = "api_key")]
-    pub from_healthchecks: Option<String>,
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this as --help text, verbatim"
+    )]
+    pub(crate) from_healthchecks: Option<String>,
     /// Read-write API key of the Healthchecks project to copy.
     #[arg(
         long,
@@ -64,7 +68,7 @@ pub struct ImportArgs {
         value_name = "KEY",
         hide_env_values = true
     )]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
     /// Project to import into (migration; default `default`), or the only project of the
     /// file to import (dump).
     #[arg(long, value_name = "NAME")]
@@ -79,7 +83,7 @@ type Outcome = Result<AdminOutput, ServiceError>;
 
 /// `backup`, inside the service: the service's view of the filesystem is the one that counts
 /// (a unit's private /tmp differs from the caller's).
-pub async fn backup(service: &Service, path: PathBuf, force: bool) -> Outcome {
+pub(crate) async fn backup(service: &Service, path: PathBuf, force: bool) -> Outcome {
     // symlink_metadata: a dangling link is something in the way too.
     if !force && path.symlink_metadata().is_ok() {
         return Ok(AdminOutput::error(format!(
@@ -98,7 +102,7 @@ pub async fn backup(service: &Service, path: PathBuf, force: bool) -> Outcome {
 }
 
 /// The backup command with its path made absolute: the service may run elsewhere.
-pub fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> {
+pub(crate) fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> {
     let path = std::path::absolute(&args.file)
         .map_err(|e| format!("cannot resolve {}: {e}", args.file.display()))?;
     Ok(AdminCommand::Backup {
@@ -109,7 +113,7 @@ pub fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> {
 
 /// Runs a backup, with a spinner counting the bytes of `FILE.tmp` as it grows (whoever
 /// writes it, this process or the service).
-pub async fn run_backup(data: &Path, cmd: AdminCommand) -> AdminOutput {
+pub(crate) async fn run_backup(data: &Path, cmd: AdminCommand) -> AdminOutput {
     let tmp = match &cmd {
         AdminCommand::Backup { path, .. } if progress::shown() => {
             let mut tmp = path.as_os_str().to_owned();
@@ -145,7 +149,11 @@ fn session_patience() -> Patience {
 /// `export`: the dump of one project or all, written as its parts arrive to standard output,
 /// or with `output` to that file, created 0600 (the export holds key hashes and the badge
 /// secret, and the shell's umask would leave it readable to others), through `FILE.tmp`.
-pub async fn export(data: &Path, project: Option<String>, output: Option<&Path>) -> AdminOutput {
+pub(crate) async fn export(
+    data: &Path,
+    project: Option<String>,
+    output: Option<&Path>,
+) -> AdminOutput {
     let endpoint = match control::open(data, session_patience(), false).await {
         Ok(e) => e,
         Err(output) => return output,
@@ -316,7 +324,7 @@ struct Sent {
 }
 
 /// `import FILE`: a check pass over the whole dump, then a store pass, in parts.
-pub async fn import(data: &Path, file: &Path, project: Option<&str>) -> AdminOutput {
+pub(crate) async fn import(data: &Path, file: &Path, project: Option<&str>) -> AdminOutput {
     let spooled = if file == Path::new("-") {
         match Spooled::stdin() {
             Ok(s) => Some(s),

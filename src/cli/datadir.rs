@@ -18,15 +18,15 @@ use crate::cli::control::SOCKET_FILE;
 use crate::service::DB_FILE;
 
 /// The default data directory, relative to the working directory.
-pub const LOCAL: &str = "./overdue-data";
+pub(crate) const LOCAL: &str = "./overdue-data";
 /// Where the packaged service keeps its data (its unit's `StateDirectory`).
-pub const PACKAGED: &str = "/var/lib/overdue";
+pub(crate) const PACKAGED: &str = "/var/lib/overdue";
 /// Replaces [`PACKAGED`]: only the tests set it, to try the rule without touching /var/lib.
-pub const PACKAGED_ENV: &str = "OVERDUE_PACKAGED_DATA";
+pub(crate) const PACKAGED_ENV: &str = "OVERDUE_PACKAGED_DATA";
 
 /// What the command does with its data directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// `serve`: never picks up the packaged directory by itself.
     Serve,
     /// Every other command.
@@ -35,16 +35,16 @@ pub enum Purpose {
 
 /// What is on disk, as far as the rule cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Found {
+pub(crate) struct Found {
     /// `./overdue-data` exists.
-    pub local_exists: bool,
+    pub(crate) local_exists: bool,
     /// The packaged directory holds a data file or a control socket.
-    pub packaged_in_use: bool,
+    pub(crate) packaged_in_use: bool,
 }
 
 /// The data directory: `explicit` (`--data` or `OVERDUE_DATA`) if given, else by the rule in
 /// the module's documentation.
-pub fn resolve(
+pub(crate) fn resolve(
     explicit: Option<&Path>,
     purpose: Purpose,
     found: Found,
@@ -60,14 +60,14 @@ pub fn resolve(
 }
 
 /// The packaged service's data directory ([`PACKAGED`] unless the tests moved it).
-pub fn packaged() -> PathBuf {
+pub(crate) fn packaged() -> PathBuf {
     std::env::var_os(PACKAGED_ENV).map_or_else(|| PathBuf::from(PACKAGED), PathBuf::from)
 }
 
 /// Whether `dir` holds a data file or a control socket. A directory this user may not look
 /// into counts as in use: the packaged one is private to the service's user, and naming it
 /// (with the permission error's advice) helps more than an empty `./overdue-data`.
-pub fn in_use(dir: &Path) -> bool {
+pub(crate) fn in_use(dir: &Path) -> bool {
     [DB_FILE, SOCKET_FILE]
         .iter()
         .any(|name| match dir.join(name).try_exists() {
@@ -77,7 +77,7 @@ pub fn in_use(dir: &Path) -> bool {
 }
 
 /// The data directory for a command, looking at the disk only when `explicit` is `None`.
-pub fn choose(explicit: Option<&Path>, purpose: Purpose) -> PathBuf {
+pub(crate) fn choose(explicit: Option<&Path>, purpose: Purpose) -> PathBuf {
     if explicit.is_some() {
         return resolve(explicit, purpose, Found::default(), Path::new(PACKAGED));
     }
@@ -91,7 +91,7 @@ pub fn choose(explicit: Option<&Path>, purpose: Purpose) -> PathBuf {
 }
 
 /// What a command that must not create a data file says about `dir` without one.
-pub fn no_data(dir: &Path, packaged: &Path) -> String {
+pub(crate) fn no_data(dir: &Path, packaged: &Path) -> String {
     let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     format!(
         "no data in {}: it holds no data file ({DB_FILE}) and no running service's control \

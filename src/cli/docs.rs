@@ -17,23 +17,23 @@ use crate::cli::Cli;
 const NAME: &str = "overdue";
 
 #[derive(Debug, Clone, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
-    pub shell: Shell,
+    pub(crate) shell: Shell,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write overdue.1 and one page per subcommand (overdue-serve.1, ...) into DIR instead of
     /// printing overdue.1.
     #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
 }
 
-/// The completion script for `shell`. Generated into memory: clap_complete panics when its
+/// The completion script for `shell`. Generated into memory: `clap_complete` panics when its
 /// writer fails, and stdout can (a closed pipe).
-pub fn completions(shell: Shell) -> Vec<u8> {
+pub(crate) fn completions(shell: Shell) -> Vec<u8> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), NAME, &mut script);
     script
@@ -49,7 +49,7 @@ fn print(text: &[u8]) -> std::io::Result<()> {
 }
 
 /// Runs `overdue completions SHELL`: the script on stdout.
-pub fn run_completions(args: &CompletionsArgs) -> anyhow::Result<()> {
+pub(crate) fn run_completions(args: &CompletionsArgs) -> anyhow::Result<()> {
     print(&completions(args.shell))?;
     Ok(())
 }
@@ -60,7 +60,7 @@ fn man_command() -> clap::Command {
     Cli::command().name(NAME).disable_help_subcommand(true)
 }
 
-/// A page as clap_mangen renders it, with the sections it does not write.
+/// A page as `clap_mangen` renders it, with the sections it does not write.
 fn page(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
     let man = clap_mangen::Man::new(cmd.clone());
     let name = man.get_filename();
@@ -75,13 +75,13 @@ fn page(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
 }
 
 /// Writes the overdue(1) page, which lists the subcommands as overdue-SUBCOMMAND(1).
-pub fn man(out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn man(out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(&page(man_command())?.1)
 }
 
 /// Writes overdue.1 and a page for every subcommand, nested ones included, into `dir`; the
 /// file names written, sorted. The pages are those `clap_mangen::generate_to` writes.
-pub fn man_pages(dir: &Path) -> std::io::Result<Vec<String>> {
+pub(crate) fn man_pages(dir: &Path) -> std::io::Result<Vec<String>> {
     fn write(cmd: clap::Command, dir: &Path, names: &mut Vec<String>) -> std::io::Result<()> {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
             write(sub, dir, names)?;
@@ -102,7 +102,7 @@ pub fn man_pages(dir: &Path) -> std::io::Result<Vec<String>> {
 }
 
 /// Runs `overdue man`: the page on stdout, or the pages into `--dir`.
-pub fn run_man(args: &ManArgs) -> anyhow::Result<()> {
+pub(crate) fn run_man(args: &ManArgs) -> anyhow::Result<()> {
     match &args.dir {
         None => {
             let mut page = Vec::new();

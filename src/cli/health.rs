@@ -16,7 +16,7 @@ use crate::model::limits::DOCTOR_NET_TIMEOUT_SECS;
 const ANSWER_LIMIT: u64 = 64 << 10;
 
 #[derive(Debug, Clone, Args)]
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// The address `serve` listens on; `0.0.0.0` and `[::]` are asked on the loopback address.
     #[arg(
         long,
@@ -29,7 +29,7 @@ pub struct HealthArgs {
 
 /// Where to connect to reach a service that listens on `addr`: a listener on every address
 /// (`0.0.0.0`, `[::]`) is reached on the loopback address of its family.
-pub fn local_address(addr: SocketAddr) -> SocketAddr {
+pub(crate) fn local_address(addr: SocketAddr) -> SocketAddr {
     let ip = match addr.ip() {
         IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
         IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
@@ -39,7 +39,7 @@ pub fn local_address(addr: SocketAddr) -> SocketAddr {
 }
 
 /// Whether a raw HTTP answer of the status page says the service is healthy; else why not.
-pub fn judge_answer(raw: &[u8]) -> Result<(), String> {
+pub(crate) fn judge_answer(raw: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(raw);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split(' ').nth(1).unwrap_or_default();
@@ -73,7 +73,7 @@ fn ask(addr: SocketAddr) -> Result<(), String> {
 }
 
 /// Runs `overdue health`.
-pub fn run(args: &HealthArgs) -> AdminOutput {
+pub(crate) fn run(args: &HealthArgs) -> AdminOutput {
     let addrs: Vec<SocketAddr> = match args.listen.to_socket_addrs() {
         Ok(addrs) => addrs.map(local_address).collect(),
         Err(e) => {

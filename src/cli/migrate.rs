@@ -22,7 +22,7 @@ const MIGRATE_BATCH: usize = 100;
 type Outcome = Result<AdminOutput, ServiceError>;
 
 /// Parses `--ping-key`: the shape every ping key has (clap exits 2 on anything else).
-pub fn ping_key_arg(s: &str) -> Result<String, String> {
+pub(crate) fn ping_key_arg(s: &str) -> Result<String, String> {
     if is_ping_key(s) {
         Ok(s.to_string())
     } else {
@@ -35,7 +35,7 @@ pub fn ping_key_arg(s: &str) -> Result<String, String> {
 
 /// The start of a migration, inside the service: the first-start key printout when the
 /// project was created, and the ping key taken over.
-pub async fn migrate_start(
+pub(crate) async fn migrate_start(
     service: &Service,
     project: Option<String>,
     ping_key: Option<String>,
@@ -61,7 +61,7 @@ pub async fn migrate_start(
 }
 
 /// One batch of a migration, inside the service: the outcome of each check, for [`migrate`].
-pub async fn migrate_batch(
+pub(crate) async fn migrate_batch(
     service: &Service,
     project: Option<String>,
     checks: Vec<ForeignCheck>,
@@ -181,7 +181,7 @@ impl Tally {
 }
 
 /// Copies every check of a Healthchecks project: progress on stderr, the summary on stdout.
-pub async fn migrate(
+pub(crate) async fn migrate(
     data: &Path,
     url: &str,
     api_key: &str,

@@ -3,22 +3,22 @@
 //! not; both paths run the same code ([`admin::execute`]) and print the same output.
 
 pub mod admin;
-pub mod channel;
-pub mod channel_args;
-pub mod check;
-pub mod confirm;
-pub mod control;
-pub mod data;
-pub mod datadir;
-pub mod docs;
-pub mod doctor;
-pub mod health;
-pub mod migrate;
-pub mod progress;
+pub(crate) mod channel;
+pub(crate) mod channel_args;
+pub(crate) mod check;
+pub(crate) mod confirm;
+pub(crate) mod control;
+pub(crate) mod data;
+pub(crate) mod datadir;
+pub(crate) mod docs;
+pub(crate) mod doctor;
+pub(crate) mod health;
+pub(crate) mod migrate;
+pub(crate) mod progress;
 pub mod protocol;
-pub mod schedule;
-pub mod serve;
-pub mod session;
+pub(crate) mod schedule;
+pub(crate) mod serve;
+pub(crate) mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,7 +27,6 @@ use clap::{Parser, Subcommand};
 
 pub use admin::{AdminCommand, AdminOutput, CheckCmd, KeyCmd, ProjectCmd};
 pub use channel::{ChannelAddArgs, ChannelCmd};
-pub use serve::LogFormat;
 
 /// A self-hosted dead-man's-switch monitor, compatible with the Healthchecks.io APIs.
 #[derive(Debug, Parser)]
@@ -40,14 +39,14 @@ pub struct Cli {
     /// socket; else ./overdue-data. Only `serve` and `import` create a data file: other
     /// commands on a directory without one exit 2.
     #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    pub(crate) data: Option<PathBuf>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the service: HTTP APIs, deadlines, the control socket.
     Serve(serve::ServeArgs),
     /// Manage projects.
@@ -108,7 +107,7 @@ pub fn main() -> ExitCode {
     let generated = match &cli.command {
         Command::Completions(args) => Some(docs::run_completions(args)),
         Command::Man(args) => Some(docs::run_man(args)),
-        Command::Health(args) => return finish(health::run(args)),
+        Command::Health(args) => return finish(&health::run(args)),
         _ => None,
     };
     if let Some(result) = generated {
@@ -160,15 +159,15 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Backup(args) => match data::backup_command(&args) {
-            Ok(cmd) => return finish(runtime.block_on(data::run_backup(&data, cmd))),
-            Err(e) => return finish(AdminOutput::error(e)),
+            Ok(cmd) => return finish(&runtime.block_on(data::run_backup(&data, cmd))),
+            Err(e) => return finish(&AdminOutput::error(e)),
         },
         Command::Export(args) => {
             let output = args.output.as_deref();
-            return finish(runtime.block_on(data::export(&data, args.project, output)));
+            return finish(&runtime.block_on(data::export(&data, args.project, output)));
         }
         Command::Import(args) => {
-            return finish(match (&args.from_healthchecks, &args.file) {
+            return finish(&match (&args.from_healthchecks, &args.file) {
                 (Some(url), _) => {
                     let key = args.api_key.clone().unwrap_or_default();
                     runtime.block_on(migrate::migrate(
@@ -185,12 +184,12 @@ pub fn main() -> ExitCode {
                 (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Doctor(args) => return finish(runtime.block_on(doctor::run(&data, &args))),
+        Command::Doctor(args) => return finish(&runtime.block_on(doctor::run(&data, &args))),
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
-        return finish(refused);
+        return finish(&refused);
     }
-    finish(runtime.block_on(control::run_admin(&data, admin)))
+    finish(&runtime.block_on(control::run_admin(&data, admin)))
 }
 
 /// An error and its causes on one line, each said once. `{:#}` would add every source's
@@ -210,7 +209,7 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 /// Prints a command's output and turns its code into the process's exit code. Colours in the
 /// output are kept only on a terminal, without `NO_COLOR` (anstream strips them otherwise).
-fn finish(output: AdminOutput) -> ExitCode {
+fn finish(output: &AdminOutput) -> ExitCode {
     anstream::print!("{}", output.stdout);
     eprint!("{}", output.stderr);
     ExitCode::from(u8::try_from(output.code).unwrap_or(1))

@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether progress is drawn at all.
-pub fn shown() -> bool {
+pub(crate) fn shown() -> bool {
     std::io::stderr().is_terminal()
 }
 
@@ -28,7 +28,7 @@ fn new(len: Option<u64>) -> ProgressBar {
 }
 
 /// A bar counting `len` checks, with `message` before it.
-pub fn checks(len: u64, message: &str) -> ProgressBar {
+pub(crate) fn checks(len: u64, message: &str) -> ProgressBar {
     let bar = styled(
         new(Some(len)),
         "{msg} [{bar:30}] {human_pos}/{human_len} checks ({elapsed}, {eta} left)",
@@ -38,7 +38,7 @@ pub fn checks(len: u64, message: &str) -> ProgressBar {
 }
 
 /// A bar counting `len` bytes read, with `message` before it.
-pub fn bytes(len: u64, message: &str) -> ProgressBar {
+pub(crate) fn bytes(len: u64, message: &str) -> ProgressBar {
     let bar = styled(
         new(Some(len)),
         "{msg} [{bar:30}] {bytes}/{total_bytes} ({elapsed})",
@@ -48,7 +48,7 @@ pub fn bytes(len: u64, message: &str) -> ProgressBar {
 }
 
 /// A spinner with a count of bytes written so far, for work of unknown length.
-pub fn spinner_bytes(message: &str) -> ProgressBar {
+pub(crate) fn spinner_bytes(message: &str) -> ProgressBar {
     let bar = styled(new(None), "{spinner} {msg} {bytes} ({elapsed})");
     bar.set_message(message.to_string());
     bar

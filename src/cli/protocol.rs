@@ -31,17 +31,17 @@ use crate::transfer::healthchecks::ForeignCheck;
 pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The protocol of releases that sent no version.
-pub const UNVERSIONED: u32 = 1;
+pub(crate) const UNVERSIONED: u32 = 1;
 
 /// One request line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Request {
-    pub version: u32,
-    pub command: Command,
+pub(crate) struct Request {
+    pub(crate) version: u32,
+    pub(crate) command: Command,
 }
 
 impl Request {
-    pub fn new(command: Command) -> Request {
+    pub(crate) fn new(command: Command) -> Request {
         Request {
             version: PROTOCOL_VERSION,
             command,
@@ -51,7 +51,7 @@ impl Request {
 
 /// What a request asks of the service.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Command {
+pub(crate) enum Command {
     ProjectAdd {
         name: String,
         json: bool,
@@ -156,7 +156,7 @@ pub enum Command {
 /// `channel add` as it travels: the flags, with the token already read from `--token-file`
 /// or `--token-env` by the command-line process.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChannelSpec {
+pub(crate) struct ChannelSpec {
     pub project: Option<String>,
     pub kind: String,
     pub name: String,
@@ -185,7 +185,7 @@ pub struct ChannelSpec {
 
 /// `check add` as it travels.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckSpec {
+pub(crate) struct CheckSpec {
     pub project: Option<String>,
     pub name: Option<String>,
     pub slug: Option<String>,
@@ -210,7 +210,7 @@ pub struct CheckSpec {
 
 /// What the service answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// What a command prints and its exit code; also every refusal and failure.
     Output(AdminOutput),
     Settings(Settings),
@@ -232,16 +232,16 @@ pub enum Reply {
 
 /// A project and what removing it removes along with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Contents {
+pub(crate) struct Contents {
     pub name: String,
     pub checks: usize,
     pub channels: usize,
-    pub keys: usize,
+    pub(crate) keys: usize,
 }
 
 impl Contents {
     /// `project NAME with 2 checks, 1 channel and 1 API key`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "project {} with {}, {} and {}",
             self.name,
@@ -254,14 +254,14 @@ impl Contents {
 
 /// One check of a migration batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Migrated {
+pub(crate) struct Migrated {
     pub uuid: uuid::Uuid,
     pub name: String,
-    pub outcome: MigratedOutcome,
+    pub(crate) outcome: MigratedOutcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MigratedOutcome {
+pub(crate) enum MigratedOutcome {
     Created {
         /// `(kind, name)` of each integration that found no channel here.
         unmapped: Vec<(String, String)>,
@@ -275,7 +275,7 @@ pub enum MigratedOutcome {
 
 /// The line the service writes back when a request is not one it runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// A reply of this protocol (another version, or a request it cannot read).
     Reply(Box<Reply>),
     /// A bare `AdminOutput`, the only answer a client of protocol 1 understands.
@@ -284,7 +284,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The refusal as a reply of this protocol (inside a session, whose client speaks it).
-    pub fn into_reply(self) -> Reply {
+    pub(crate) fn into_reply(self) -> Reply {
         match self {
             Refusal::Reply(reply) => *reply,
             Refusal::Unversioned(output) => Reply::Output(output),
@@ -301,7 +301,7 @@ struct Envelope {
 /// Reads a request line: the command, or what to answer instead. The version is read first,
 /// on its own, so that a client of another protocol is told so even when its command would
 /// not parse here.
-pub fn read_request(line: &str) -> Result<Command, Refusal> {
+pub(crate) fn read_request(line: &str) -> Result<Command, Refusal> {
     let Ok(Envelope { version }) = serde_json::from_str::<Envelope>(line) else {
         return Err(Refusal::Unversioned(AdminOutput::error(format!(
             "the running service (overdue {}, protocol {PROTOCOL_VERSION}) cannot read this \
@@ -323,13 +323,13 @@ pub fn read_request(line: &str) -> Result<Command, Refusal> {
         .map_err(|e| Refusal::Reply(Box::new(Reply::Output(AdminOutput::error(bad_request(e))))))
 }
 
-pub fn bad_request(e: impl std::fmt::Display) -> String {
+pub(crate) fn bad_request(e: impl std::fmt::Display) -> String {
     format!("bad control request: {e}")
 }
 
 /// What a client says when the service speaks another protocol; `service_version` is `None`
 /// for a service of protocol 1, which does not tell its release.
-pub fn mismatch_message(service: u32, service_version: Option<&str>) -> String {
+pub(crate) fn mismatch_message(service: u32, service_version: Option<&str>) -> String {
     let release = service_version.unwrap_or("an earlier release");
     format!(
         "this overdue ({}, protocol {PROTOCOL_VERSION}) cannot talk to the running service \
@@ -342,7 +342,7 @@ pub fn mismatch_message(service: u32, service_version: Option<&str>) -> String {
 impl Reply {
     /// The reply of a command answered with text; any other reply is a failure (see
     /// [`Reply::failure`]).
-    pub fn output(self) -> AdminOutput {
+    pub(crate) fn output(self) -> AdminOutput {
         match self {
             Reply::Output(output) => output,
             other => other.failure(),
@@ -351,7 +351,7 @@ impl Reply {
 
     /// What to print for a reply that is not the one the command expects: a refusal or
     /// failure as the service worded it, a version mismatch, or a garbled answer.
-    pub fn failure(self) -> AdminOutput {
+    pub(crate) fn failure(self) -> AdminOutput {
         match self {
             Reply::Output(output) if output.code != 0 => output,
             Reply::VersionMismatch {
@@ -380,7 +380,7 @@ impl Reply {
 
     /// Any reply as text, for callers that print whatever the command answers
     /// (`admin::execute`).
-    pub fn text(self) -> AdminOutput {
+    pub(crate) fn text(self) -> AdminOutput {
         let line = |v: String| AdminOutput::ok(format!("{v}\n"));
         match self {
             Reply::Output(output) => output,
@@ -400,14 +400,18 @@ impl Reply {
 mod opt_time {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(t: &Option<jiff::Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+    #[allow(clippy::ref_option, reason = "the signature serde's `with` calls")]
+    pub(super) fn serialize<S: Serializer>(
+        t: &Option<jiff::Timestamp>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match t {
             Some(t) => s.serialize_some(&t.to_string()),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<jiff::Timestamp>, D::Error> {
         Option::<String>::deserialize(d)?
@@ -486,7 +490,7 @@ impl From<AdminCommand> for Command {
 
 impl Command {
     /// The admin command to run; `None` for the messages inside a session.
-    pub fn into_admin(self) -> Option<AdminCommand> {
+    pub(crate) fn into_admin(self) -> Option<AdminCommand> {
         Some(match self {
             Command::ProjectAdd { name, json } => {
                 AdminCommand::Project(ProjectCmd::Add { name, json })

@@ -9,22 +9,22 @@ use jiff::Timestamp;
 use crate::schedule::{Schedule, tz};
 
 #[derive(Debug, Clone, Args)]
-pub struct ScheduleArgs {
+pub(crate) struct ScheduleArgs {
     /// A cron (5 fields) or OnCalendar expression; quote it.
-    pub expr: String,
+    pub(crate) expr: String,
     /// Time zone to evaluate it in.
     #[arg(long, default_value = "UTC")]
     pub tz: String,
     /// Start after this instant (RFC 3339) instead of now.
     #[arg(long, value_name = "RFC3339")]
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
     /// How many fire times to print.
     #[arg(short = 'n', default_value_t = 5)]
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 /// What to print and the exit code: 0, or 2 for an invalid expression, zone or instant.
-pub fn run(args: &ScheduleArgs, now: Timestamp) -> (String, i32) {
+pub(crate) fn run(args: &ScheduleArgs, now: Timestamp) -> (String, i32) {
     let Some(zone) = tz::canonical(&args.tz) else {
         return (
             format!("overdue: tz is not a valid timezone: {:?}\n", args.tz),

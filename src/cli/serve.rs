@@ -23,11 +23,11 @@ use crate::service::ServiceConfig;
 use crate::service::health::StoragePolicy;
 
 /// Where `serve` listens unless told otherwise (also what `doctor` checks).
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
@@ -42,7 +42,7 @@ const STORAGE: &str = "Storage";
 const LOGGING: &str = "Logging and metrics";
 
 #[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on. `0.0.0.0:8000` serves the LAN: then set --site-root too.
     #[arg(
         long,
@@ -61,10 +61,10 @@ pub struct ServeArgs {
     pub max_connections: usize,
     /// Seconds a request head may take (from a new connection, or from its first byte).
     #[arg(long, env = "OVERDUE_HEADER_TIMEOUT", default_value_t = DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
-    pub header_timeout: u64,
+    pub(crate) header_timeout: u64,
     /// Seconds a kept-alive connection may wait for its next request.
     #[arg(long, env = "OVERDUE_IDLE_TIMEOUT", default_value_t = DEFAULT_IDLE_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
-    pub idle_timeout: u64,
+    pub(crate) idle_timeout: u64,
     /// Seconds a request body may take to arrive (408 after).
     #[arg(long, env = "OVERDUE_BODY_TIMEOUT", default_value_t = DEFAULT_BODY_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
     pub body_timeout: u64,
@@ -76,7 +76,7 @@ pub struct ServeArgs {
         value_name = "SECS",
         help_heading = NETWORK
     )]
-    pub shutdown_grace: u64,
+    pub(crate) shutdown_grace: u64,
     /// Public base URL of ping URLs and of links in API answers and alerts, an http:// or
     /// https:// URL [default: http:// + the listen address].
     #[arg(
@@ -117,16 +117,16 @@ pub struct ServeArgs {
     pub ping_log: u32,
     /// Let shell channels run their commands (they run code on this machine).
     #[arg(long, env = "OVERDUE_ALLOW_SHELL_CHANNELS", help_heading = ALERTS)]
-    pub allow_shell_channels: bool,
+    pub(crate) allow_shell_channels: bool,
     /// Tries of one alert before it is given up.
     #[arg(long, env = "OVERDUE_DELIVERY_TRIES", default_value_t = DEFAULT_DELIVERY_TRIES, value_name = "N", help_heading = ALERTS)]
-    pub delivery_tries: u32,
+    pub(crate) delivery_tries: u32,
     /// Wait before the first retry of an alert, in seconds; each later wait doubles.
     #[arg(long, env = "OVERDUE_RETRY_BASE", default_value_t = DEFAULT_RETRY_BASE_SECS, value_name = "SECS", help_heading = ALERTS)]
-    pub retry_base: u64,
+    pub(crate) retry_base: u64,
     /// Longest one delivery attempt may take, in seconds.
     #[arg(long, env = "OVERDUE_DELIVERY_TIMEOUT", default_value_t = DEFAULT_DELIVERY_TIMEOUT_SECS, value_name = "SECS", help_heading = ALERTS)]
-    pub delivery_timeout: u64,
+    pub(crate) delivery_timeout: u64,
     /// Outgoing mail server for email channels: `smtp://host:25` (plain),
     /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtps://user:pass@host:465`.
     #[arg(
@@ -148,7 +148,7 @@ pub struct ServeArgs {
         requires = "ping_email_domain",
         help_heading = EMAIL
     )]
-    pub smtp_listen: Option<String>,
+    pub(crate) smtp_listen: Option<String>,
     /// Domain of email ping addresses (`<uuid>@DOMAIN`, `<ping-key>+<slug>@DOMAIN`).
     #[arg(
         long,
@@ -161,7 +161,7 @@ pub struct ServeArgs {
     /// Seconds the data file may refuse writes (a full disk, an unwritable file) before the
     /// service gives up and exits non-zero for its supervisor to restart it; 0 = never.
     #[arg(long, env = "OVERDUE_STORAGE_GIVE_UP", default_value_t = STORAGE_GIVE_UP_SECS, value_name = "SECS", help_heading = STORAGE)]
-    pub storage_give_up: u64,
+    pub(crate) storage_give_up: u64,
     /// How the log is written to stderr: readable text, or one JSON object per line. The level
     /// comes from OVERDUE_LOG (error, warn, info, debug, trace; default info).
     #[arg(
@@ -172,7 +172,11 @@ pub struct ServeArgs {
         default_value_t = LogFormat::Text,
         help_heading = LOGGING
     )]
-    pub log_format: LogFormat,
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this as --help text, verbatim"
+    )]
+    pub(crate) log_format: LogFormat,
     /// Enables GET /metrics (the service's own figures) for `Authorization: Bearer TOKEN`.
     #[arg(long, env = "OVERDUE_METRICS_TOKEN", value_name = "TOKEN", help_heading = LOGGING)]
     pub metrics_token: Option<String>,
@@ -232,20 +236,21 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
 impl ServeArgs {
     /// The settings of alert delivery these flags describe (also used by admin commands that
     /// run without a service, so that `channel test` sends as the service would).
-    pub fn notify_config(&self) -> NotifyConfig {
+    pub(crate) fn notify_config(&self) -> NotifyConfig {
         NotifyConfig {
             smtp_url: self.smtp_url.clone(),
             smtp_from: self.smtp_from.clone(),
             allow_shell: self.allow_shell_channels,
             retry_delays: backoff(Duration::from_secs(self.retry_base), self.delivery_tries),
             timeout: Duration::from_secs(self.delivery_timeout.max(1)),
+            dashboard: self.dashboard,
             ..NotifyConfig::default()
         }
     }
 
     /// The daemon's configuration: the flags, already checked by clap, as the values the
     /// daemon works with.
-    pub fn daemon_config(&self, data: PathBuf) -> DaemonConfig {
+    pub(crate) fn daemon_config(&self, data: PathBuf) -> DaemonConfig {
         let secs = |s: u64| Duration::from_secs(s.max(1));
         DaemonConfig {
             data,
@@ -292,7 +297,7 @@ impl ServeArgs {
 
 /// `serve`'s flags as the environment sets them (`OVERDUE_*`, else the defaults): what an admin
 /// command without a running service uses for the settings the service would have.
-pub fn from_env() -> Result<ServeArgs, clap::Error> {
+pub(crate) fn from_env() -> Result<ServeArgs, clap::Error> {
     #[derive(clap::Parser)]
     struct Only {
         #[command(flatten)]
@@ -302,7 +307,7 @@ pub fn from_env() -> Result<ServeArgs, clap::Error> {
 }
 
 /// Runs the service until SIGTERM or SIGINT (see [`crate::server::daemon`]).
-pub async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     let config = args.daemon_config(data);
     crate::server::daemon::run(config, control::ControlSocket, shutdown_signal()).await?;

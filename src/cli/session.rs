@@ -22,7 +22,7 @@ use crate::transfer::dump::{self, DumpCheck, DumpProject};
 
 /// A message of an import session after [`AdminCommand::ImportParts`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum ImportMsg {
+pub(crate) enum ImportMsg {
     /// The dump's badge secret (hex), first.
     Begin {
         badge_secret: String,
@@ -39,7 +39,7 @@ pub enum ImportMsg {
 
 /// An answer of an export session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum ExportPiece {
+pub(crate) enum ExportPiece {
     /// The answer to [`AdminCommand::ExportParts`].
     Header {
         exported_at: String,
@@ -54,7 +54,7 @@ pub enum ExportPiece {
 }
 
 /// `1 project, 2 API keys, 1 channel, 5 checks`.
-pub fn counts(c: crate::service::transfer::Counts) -> String {
+pub(crate) fn counts(c: crate::service::transfer::Counts) -> String {
     format!(
         "{}, {}, {}, {}",
         count(c.projects, "project"),
@@ -66,7 +66,7 @@ pub fn counts(c: crate::service::transfer::Counts) -> String {
 
 /// The service's side of an import session.
 #[derive(Debug, Default)]
-pub struct ImportSession {
+pub(crate) struct ImportSession {
     plan: ImportPlan,
     report: ImportReport,
     secret: Vec<u8>,
@@ -75,7 +75,7 @@ pub struct ImportSession {
 }
 
 impl ImportSession {
-    pub async fn handle(&mut self, service: &Service, msg: ImportMsg) -> AdminOutput {
+    pub(crate) async fn handle(&mut self, service: &Service, msg: ImportMsg) -> AdminOutput {
         self.step(service, msg)
             .await
             .unwrap_or_else(AdminOutput::failed)
@@ -142,7 +142,7 @@ impl ImportSession {
 
 /// The service's side of an export session.
 #[derive(Debug)]
-pub struct ExportSession {
+pub(crate) struct ExportSession {
     plan: ExportPlan,
     /// Index into the plan's projects of the one being exported.
     index: usize,
@@ -152,7 +152,10 @@ pub struct ExportSession {
 
 impl ExportSession {
     /// Starts an export of one project (by name) or every project.
-    pub fn start(service: &Service, project: Option<&str>) -> (Option<ExportSession>, ExportPiece) {
+    pub(crate) fn start(
+        service: &Service,
+        project: Option<&str>,
+    ) -> (Option<ExportSession>, ExportPiece) {
         match service.export_plan(project) {
             Ok(plan) => {
                 let header = ExportPiece::Header {
@@ -171,21 +174,19 @@ impl ExportSession {
         }
     }
 
-    pub fn next(&mut self, service: &Service) -> ExportPiece {
+    pub(crate) fn next(&mut self, service: &Service) -> ExportPiece {
         loop {
             let Some(&project) = self.plan.projects.get(self.index) else {
                 return ExportPiece::End;
             };
             let Some(after) = self.after else {
                 self.after = Some(0);
-                match service.export_project(project) {
-                    Some(p) => return ExportPiece::Project(Box::new(p)),
-                    // Removed meanwhile: left out.
-                    None => {
-                        self.skip();
-                        continue;
-                    }
-                }
+                // Removed meanwhile: left out.
+                let Some(p) = service.export_project(project) else {
+                    self.skip();
+                    continue;
+                };
+                return ExportPiece::Project(Box::new(p));
             };
             let (part, last) = service.export_checks(project, after, PART);
             match last {
@@ -206,7 +207,7 @@ impl ExportSession {
 
 /// The client's end of a session: the running service's control socket, or the service opened
 /// here on the stopped file.
-pub enum Link {
+pub(crate) enum Link {
     Socket(Conn),
     Local {
         service: Box<Service>,
@@ -217,7 +218,7 @@ pub enum Link {
 
 impl Link {
     /// Opens an import session.
-    pub async fn import(endpoint: Endpoint) -> Result<Link, AdminOutput> {
+    pub(crate) async fn import(endpoint: Endpoint) -> Result<Link, AdminOutput> {
         match endpoint {
             Endpoint::Socket(mut conn) => match conn.call(Command::ImportParts).await {
                 Ok(Reply::Output(answer)) if answer.code == 0 => Ok(Link::Socket(conn)),
@@ -233,7 +234,7 @@ impl Link {
     }
 
     /// Sends one message of an import session.
-    pub async fn send(&mut self, msg: ImportMsg) -> AdminOutput {
+    pub(crate) async fn send(&mut self, msg: ImportMsg) -> AdminOutput {
         match self {
             Link::Socket(conn) => match conn.call(Command::Import(msg)).await {
                 Ok(reply) => reply.output(),
@@ -246,7 +247,7 @@ impl Link {
     }
 
     /// Opens an export session: the link and the header (or the failure).
-    pub async fn export(
+    pub(crate) async fn export(
         endpoint: Endpoint,
         project: Option<String>,
     ) -> (Option<Link>, ExportPiece) {
@@ -269,7 +270,7 @@ impl Link {
     }
 
     /// The next piece of an export session.
-    pub async fn next(&mut self) -> ExportPiece {
+    pub(crate) async fn next(&mut self) -> ExportPiece {
         match self {
             Link::Socket(conn) => match conn.call(Command::ExportNext).await {
                 Ok(Reply::Export(piece)) => piece,
@@ -286,7 +287,7 @@ impl Link {
     }
 
     /// Ends the session (closing the file when it was opened here).
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         if let Link::Local { service, .. } = self {
             service.close().await;
         }
@@ -294,7 +295,7 @@ impl Link {
 }
 
 /// Whether a command opens a session rather than being answered once.
-pub fn opens_session(cmd: &AdminCommand) -> bool {
+pub(crate) fn opens_session(cmd: &AdminCommand) -> bool {
     matches!(
         cmd,
         AdminCommand::ImportParts | AdminCommand::ExportParts { .. }

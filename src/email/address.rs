@@ -8,7 +8,7 @@ use crate::model::signal::Target;
 
 /// Why a recipient is refused (both answered 550).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecipientError {
+pub(crate) enum RecipientError {
     /// Not our domain: `550 5.1.1 Recipient rejected`.
     Domain,
     /// Our domain, but not a ping address: `550 5.1.1 Invalid mailbox`.
@@ -50,7 +50,7 @@ fn ping_key_and_slug(s: &str) -> Option<Target> {
 }
 
 /// The check an address names. Domains compare without regard to case (as DNS does).
-pub fn parse_recipient(address: &str, domain: &str) -> Result<Target, RecipientError> {
+pub(crate) fn parse_recipient(address: &str, domain: &str) -> Result<Target, RecipientError> {
     let (mailbox, their_domain) = address.rsplit_once('@').ok_or(RecipientError::Domain)?;
     if !their_domain.eq_ignore_ascii_case(domain) {
         return Err(RecipientError::Domain);

@@ -8,7 +8,7 @@ use mail_parser::{MessageParser, PartType};
 use crate::model::classify::EmailText;
 
 /// The subject and body text of a raw RFC 5322 message.
-pub fn email_text(raw: &[u8]) -> EmailText {
+pub(crate) fn email_text(raw: &[u8]) -> EmailText {
     let Some(message) = MessageParser::default().parse(raw) else {
         return EmailText::default();
     };

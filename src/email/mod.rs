@@ -8,9 +8,9 @@
 //! around it: bounded line reads, idle and session timeouts, a cap on open connections.
 //! A connection's failure (a rude client, garbage, a reset) ends that connection only.
 
-pub mod address;
-pub mod message;
-pub mod smtp;
+pub(crate) mod address;
+pub(crate) mod message;
+pub(crate) mod smtp;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,13 +35,13 @@ use smtp::{Envelope, Reply, Session, Settings, Step};
 #[derive(Debug, Clone)]
 pub struct InboundConfig {
     /// The domain of ping addresses.
-    pub domain: String,
+    pub(crate) domain: String,
     /// Largest message accepted, in bytes.
     pub max_message: usize,
     /// Silence allowed between two lines.
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// Longest connection.
-    pub session_timeout: Duration,
+    pub(crate) session_timeout: Duration,
     /// Open connections allowed at once.
     pub max_connections: usize,
 }
@@ -183,12 +183,11 @@ async fn connection(
         } else {
             SMTP_MAX_COMMAND_BYTES
         };
-        let line = match timeout_at(deadline, read_line(&mut reader, max)).await {
-            Ok(line) => line?,
-            Err(_) => {
-                let reply = Reply::new(421, "4.4.2 Timeout, closing connection");
-                return send(&mut write, &reply).await;
-            }
+        let line = if let Ok(line) = timeout_at(deadline, read_line(&mut reader, max)).await {
+            line?
+        } else {
+            let reply = Reply::new(421, "4.4.2 Timeout, closing connection");
+            return send(&mut write, &reply).await;
         };
         let step = match line {
             Line::Eof => return Ok(()),
@@ -206,7 +205,7 @@ async fn connection(
             Step::Close(reply) => return send(&mut write, &reply).await,
             Step::Message(envelope) => {
                 let recorded = record(service, peer, envelope).await;
-                send(&mut write, &session.delivered(recorded)).await?;
+                send(&mut write, &Session::delivered(recorded)).await?;
             }
         }
     }

@@ -12,13 +12,13 @@ use crate::model::signal::Target;
 
 /// One reply: a code and one or more text lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub code: u16,
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
 }
 
 impl Reply {
-    pub fn new(code: u16, text: impl Into<String>) -> Reply {
+    pub(crate) fn new(code: u16, text: impl Into<String>) -> Reply {
         Reply {
             code,
             lines: vec![text.into()],
@@ -26,7 +26,7 @@ impl Reply {
     }
 
     /// The reply as sent: `250-first`, ..., `250 last`, each ended by CRLF.
-    pub fn to_wire(&self) -> String {
+    pub(crate) fn to_wire(&self) -> String {
         let mut out = String::new();
         let last = self.lines.len().saturating_sub(1);
         for (i, line) in self.lines.iter().enumerate() {
@@ -42,7 +42,7 @@ impl Reply {
 
 /// What the listener does after a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Send the reply and read on.
     Reply(Reply),
     /// Send the reply and hang up.
@@ -55,19 +55,19 @@ pub enum Step {
 
 /// A received message: who sent it (the envelope sender), to which checks, and its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Envelope {
-    pub from: String,
-    pub recipients: Vec<Target>,
-    pub data: Vec<u8>,
+pub(crate) struct Envelope {
+    pub(crate) from: String,
+    pub(crate) recipients: Vec<Target>,
+    pub(crate) data: Vec<u8>,
 }
 
 /// Settings of a session.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Our name in the greeting and the EHLO reply.
-    pub hostname: String,
+    pub(crate) hostname: String,
     /// The domain of ping addresses (`--ping-email-domain`).
-    pub domain: String,
+    pub(crate) domain: String,
     /// Largest message, in bytes.
     pub max_message: usize,
 }
@@ -86,7 +86,7 @@ enum Phase {
 
 /// One client's session.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     settings: Settings,
     phase: Phase,
     from: String,
@@ -118,7 +118,7 @@ fn path_and_params<'a>(arg: &'a str, keyword: &str) -> Option<(&'a str, &'a str)
 }
 
 impl Session {
-    pub fn new(settings: Settings) -> Session {
+    pub(crate) fn new(settings: Settings) -> Session {
         Session {
             settings,
             phase: Phase::Connected,
@@ -131,12 +131,12 @@ impl Session {
     }
 
     /// The greeting sent when a client connects.
-    pub fn greeting(&self) -> Reply {
+    pub(crate) fn greeting(&self) -> Reply {
         Reply::new(220, format!("{} ESMTP overdue", self.settings.hostname))
     }
 
     /// Whether the next line belongs to a message (after `354`).
-    pub fn in_data(&self) -> bool {
+    pub(crate) fn in_data(&self) -> bool {
         self.phase == Phase::Data
     }
 
@@ -160,12 +160,12 @@ impl Session {
     }
 
     /// A command line longer than the listener reads.
-    pub fn line_too_long(&mut self) -> Step {
+    pub(crate) fn line_too_long(&mut self) -> Step {
         self.error(Reply::new(500, "5.5.2 Line too long"))
     }
 
     /// One command line, without its line ending.
-    pub fn command(&mut self, line: &[u8]) -> Step {
+    pub(crate) fn command(&mut self, line: &[u8]) -> Step {
         let Ok(line) = std::str::from_utf8(line) else {
             return self.error(Reply::new(500, "5.5.2 Syntax error"));
         };
@@ -278,7 +278,7 @@ impl Session {
     }
 
     /// One line of the message, without its line ending; `.` alone ends the message.
-    pub fn data_line(&mut self, line: &[u8]) -> Step {
+    pub(crate) fn data_line(&mut self, line: &[u8]) -> Step {
         if line == b"." {
             if self.oversize {
                 self.reset();
@@ -307,13 +307,13 @@ impl Session {
     }
 
     /// A message line too long to read: the message is over the limit.
-    pub fn data_overflow(&mut self) {
+    pub(crate) fn data_overflow(&mut self) {
         self.oversize = true;
         self.data = Vec::new();
     }
 
     /// The reply once a message has been recorded (`recorded` false: try again later).
-    pub fn delivered(&self, recorded: bool) -> Reply {
+    pub(crate) fn delivered(recorded: bool) -> Reply {
         if recorded {
             Reply::new(250, "2.0.0 OK")
         } else {

@@ -9,15 +9,14 @@ use sha1::{Digest, Sha1};
 use crate::model::url::quote;
 
 /// First 8 characters of unpadded URL-safe base64 of HMAC-SHA1(SHA1(badge_key ‖ secret), tag).
-pub fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
+pub(crate) fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
     let mut salted = Sha1::new();
     salted.update(badge_key.as_bytes());
     salted.update(secret);
     let key = salted.finalize();
-    let mut mac = match Hmac::<Sha1>::new_from_slice(&key) {
-        Ok(mac) => mac,
-        // HMAC takes keys of any length; this branch cannot run.
-        Err(_) => return String::new(),
+    // HMAC takes keys of any length; the else branch cannot run.
+    let Ok(mut mac) = Hmac::<Sha1>::new_from_slice(&key) else {
+        return String::new();
     };
     mac.update(tag.as_bytes());
     let encoded = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
@@ -25,7 +24,7 @@ pub fn signature(secret: &[u8], badge_key: &str, tag: &str) -> String {
 }
 
 /// A tag as it appears in a badge URL: percent-encoded twice (`db@dc1` → `db%2540dc1`).
-pub fn encode_tag(tag: &str) -> String {
+pub(crate) fn encode_tag(tag: &str) -> String {
     quote(&quote(tag, b""), b"")
 }
 
@@ -51,24 +50,24 @@ mod tests {
 
 /// What a badge shows: two states (`up`, `down`) or three (`up`, `late`, `down`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum States {
+pub(crate) enum States {
     Two,
     Three,
 }
 
 /// The aggregate of a badge's checks (reference-behavior §7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// `up`, `late` or `down`.
     pub status: &'static str,
-    pub total: u32,
+    pub(crate) total: u32,
     pub grace: u32,
     pub down: u32,
 }
 
 /// Folds checks' displayed statuses into a badge: any down check makes it down; a check in
 /// grace makes an up badge late (three states only) and is counted either way.
-pub fn summarize(
+pub(crate) fn summarize(
     statuses: impl IntoIterator<Item = crate::model::Status>,
     states: States,
 ) -> Summary {
@@ -99,12 +98,12 @@ pub fn summarize(
 }
 
 /// The `json` format.
-pub fn json(s: &Summary) -> serde_json::Value {
+pub(crate) fn json(s: &Summary) -> serde_json::Value {
     serde_json::json!({"status": s.status, "total": s.total, "grace": s.grace, "down": s.down})
 }
 
 /// The `shields` format (shields.io endpoint badge).
-pub fn shields(label: &str, s: &Summary) -> serde_json::Value {
+pub(crate) fn shields(label: &str, s: &Summary) -> serde_json::Value {
     let color = match s.status {
         "down" => "critical",
         "late" => "important",
@@ -167,7 +166,7 @@ fn py_float(half_units: u32) -> String {
 }
 
 /// The `svg` format: a shields.io "flat" badge (reference-behavior §7.3).
-pub fn svg(label: &str, status: &str) -> String {
+pub(crate) fn svg(label: &str, status: &str) -> String {
     let w1 = text_width(label) + 10;
     let w2 = text_width(status) + 10;
     let w = w1 + w2;

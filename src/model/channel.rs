@@ -11,26 +11,26 @@ use uuid::Uuid;
 pub struct Channel {
     pub uuid: Uuid,
     pub project: Uuid,
-    pub seq: u64,
+    pub(crate) seq: u64,
     pub name: String,
-    pub config: ChannelConfig,
+    pub(crate) config: ChannelConfig,
     pub created: Timestamp,
     /// Repeat a down alert this often while the check stays down (off when None).
     pub repeat: Option<SignedDuration>,
     /// Checks created by people (the CLI's `check add`, later the dashboard) get this channel
     /// unless they name their channels. The Management API ignores it: there a create
     /// without `channels` assigns none (the Healthchecks contract).
-    pub default_for_new: bool,
+    pub(crate) default_for_new: bool,
 }
 
 impl Channel {
     /// The `kind` value of the channels API.
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.config.kind()
     }
 
     /// Every setting of the channel as key/value pairs, the repeat interval included.
-    pub fn settings(&self) -> Vec<(String, String)> {
+    pub(crate) fn settings(&self) -> Vec<(String, String)> {
         let mut settings = self.config.to_settings();
         if let Some(repeat) = self.repeat {
             settings.push((REPEAT_KEY.to_string(), repeat.as_secs().to_string()));
@@ -39,7 +39,7 @@ impl Channel {
     }
 
     /// The inverse of [`Channel::settings`]: the configuration and the repeat interval.
-    pub fn from_settings(
+    pub(crate) fn from_settings(
         kind: &str,
         settings: Vec<(String, String)>,
     ) -> (ChannelConfig, Option<SignedDuration>) {
@@ -112,7 +112,7 @@ impl ChannelConfig {
         })
     }
 
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         match self {
             ChannelConfig::Email { .. } => "email",
             ChannelConfig::Webhook(_) => "webhook",
@@ -123,7 +123,7 @@ impl ChannelConfig {
     /// The settings as ordered key/value pairs: the shape the data file and the export use,
     /// so a new kind needs no new record shape. A webhook keeps each direction as
     /// `down_*`/`up_*` settings, its headers as a JSON object.
-    pub fn to_settings(&self) -> Vec<(String, String)> {
+    pub(crate) fn to_settings(&self) -> Vec<(String, String)> {
         match self {
             ChannelConfig::Email { address } => vec![("address".to_string(), address.clone())],
             ChannelConfig::Webhook(w) => webhook_settings(w),
@@ -132,7 +132,7 @@ impl ChannelConfig {
     }
 
     /// The inverse of [`ChannelConfig::to_settings`].
-    pub fn from_settings(kind: &str, settings: Vec<(String, String)>) -> ChannelConfig {
+    pub(crate) fn from_settings(kind: &str, settings: Vec<(String, String)>) -> ChannelConfig {
         match kind {
             "email" => ChannelConfig::Email {
                 address: settings
@@ -151,7 +151,7 @@ impl ChannelConfig {
 
     /// A one-line, secret-free description for `channel ls`: addresses and hosts, never
     /// paths (webhook URLs often carry tokens), tokens or passwords.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         match self {
             ChannelConfig::Email { address } => address.clone(),
             ChannelConfig::Webhook(w) => {
@@ -185,7 +185,7 @@ impl ChannelConfig {
 }
 
 /// The host of a URL, enough to recognise it without printing secrets in its path.
-pub fn url_host(url: &str) -> String {
+pub(crate) fn url_host(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     host.rsplit('@').next().unwrap_or(host).to_string()

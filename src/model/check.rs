@@ -32,7 +32,7 @@ pub enum StoredStatus {
 }
 
 impl StoredStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StoredStatus::New => "new",
             StoredStatus::Up => "up",
@@ -55,7 +55,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::New => "new",
             Status::Up => "up",
@@ -73,7 +73,7 @@ pub struct Check {
     pub uuid: Uuid,
     pub project: Uuid,
     /// Creation order across the whole store; lists are ordered by it.
-    pub seq: u64,
+    pub(crate) seq: u64,
     pub created: Timestamp,
     pub name: String,
     pub slug: String,
@@ -90,7 +90,7 @@ pub struct Check {
     /// zone by [`Schedule::parse`](crate::schedule::Schedule::parse)).
     pub tz: Cow<'static, str>,
     /// The parsed `schedule` for cron and OnCalendar checks; `None` for simple checks.
-    pub compiled: Option<Arc<Schedule>>,
+    pub(crate) compiled: Option<Arc<Schedule>>,
     pub manual_resume: bool,
     /// `""` or `"POST"`.
     pub methods: String,
@@ -106,7 +106,7 @@ pub struct Check {
     pub last_ping: Option<Timestamp>,
     pub last_start: Option<Timestamp>,
     pub last_start_rid: Option<Uuid>,
-    pub last_duration: Option<SignedDuration>,
+    pub(crate) last_duration: Option<SignedDuration>,
     /// Identifies the per-check badge (`/b/2/<badge_key>.svg`); not the check's UUID.
     pub badge_key: Uuid,
     /// Assigned channels, sorted by UUID.
@@ -116,7 +116,9 @@ pub struct Check {
 impl Check {
     /// A check with the defaults of reference-behavior §2.5.
     pub fn new(uuid: Uuid, project: Uuid, seq: u64, created: Timestamp, badge_key: Uuid) -> Check {
-        use crate::model::limits::*;
+        use crate::model::limits::{
+            DEFAULT_GRACE_SECS, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT_SECS, DEFAULT_TZ,
+        };
         Check {
             uuid,
             project,
@@ -153,11 +155,11 @@ impl Check {
     }
 
     /// The check's tags: split on spaces, empty items dropped.
-    pub fn tag_list(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn tag_list(&self) -> impl Iterator<Item = &str> {
         self.tags.split(' ').filter(|t| !t.is_empty())
     }
 
-    pub fn has_tag(&self, tag: &str) -> bool {
+    pub(crate) fn has_tag(&self, tag: &str) -> bool {
         self.tag_list().any(|t| t == tag)
     }
 
@@ -181,7 +183,7 @@ impl Check {
     }
 
     /// `next_ping` of §3.6: when the grace period starts, taking a running start into account.
-    pub fn grace_start(&self) -> Option<Timestamp> {
+    pub(crate) fn grace_start(&self) -> Option<Timestamp> {
         let base = self.expected_after_last_ping();
         match self.last_start {
             Some(start) if self.status != StoredStatus::Down => {
@@ -223,7 +225,7 @@ impl Check {
     }
 
     /// `unique_key` of §3.3: hex SHA-1 of the first 16 hex digits of the UUID.
-    pub fn unique_key(&self) -> String {
+    pub(crate) fn unique_key(&self) -> String {
         unique_key(&self.uuid)
     }
 }
@@ -240,7 +242,7 @@ pub fn unique_key(uuid: &Uuid) -> String {
 }
 
 /// The 20 bytes behind a `unique_key` (what its 40 hex digits spell).
-pub fn unique_key_digest(uuid: &Uuid) -> [u8; 20] {
+pub(crate) fn unique_key_digest(uuid: &Uuid) -> [u8; 20] {
     use sha1::{Digest, Sha1};
     let simple = uuid.simple().to_string();
     Sha1::digest(&simple.as_bytes()[..16]).into()

@@ -6,7 +6,7 @@ use crate::model::signal::Signal;
 use crate::model::{Check, PingKind};
 
 /// Whether any comma-separated, trimmed, non-empty keyword occurs in `text` (case-sensitive).
-pub fn matches_keywords(keywords: &str, text: &str) -> bool {
+pub(crate) fn matches_keywords(keywords: &str, text: &str) -> bool {
     keywords
         .split(',')
         .map(str::trim)
@@ -16,7 +16,7 @@ pub fn matches_keywords(keywords: &str, text: &str) -> bool {
 
 /// Keyword classification: failure, then success, then start keywords; no match gives a
 /// failure with `filter_default_fail`, else an ignored ping.
-pub fn classify_text(check: &Check, text: &str) -> PingKind {
+pub(crate) fn classify_text(check: &Check, text: &str) -> PingKind {
     if matches_keywords(&check.failure_kw, text) {
         PingKind::Fail
     } else if matches_keywords(&check.success_kw, text) {
@@ -31,7 +31,7 @@ pub fn classify_text(check: &Check, text: &str) -> PingKind {
 }
 
 /// The kind of an HTTP ping. Bodies that are not UTF-8 are classified on a lossy decoding.
-pub fn classify_http(check: &Check, signal: Signal, method: &str, body: &[u8]) -> PingKind {
+pub(crate) fn classify_http(check: &Check, signal: Signal, method: &str, body: &[u8]) -> PingKind {
     let from_url = match signal {
         Signal::Success | Signal::Exit(Some(0)) => PingKind::Success,
         Signal::Start => PingKind::Start,
@@ -49,15 +49,15 @@ pub fn classify_http(check: &Check, signal: Signal, method: &str, body: &[u8]) -
 
 /// What keyword filters read from an email ping.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EmailText {
-    pub subject: String,
+pub(crate) struct EmailText {
+    pub(crate) subject: String,
     /// The text/plain part and the HTML part as text, joined by a newline.
     pub body: String,
 }
 
 /// The kind of an email ping: success unless `filter_subject` or `filter_body` is on; then
 /// the keywords decide over the chosen texts joined by a newline.
-pub fn classify_email(check: &Check, email: &EmailText) -> PingKind {
+pub(crate) fn classify_email(check: &Check, email: &EmailText) -> PingKind {
     let mut texts = Vec::new();
     if check.filter_subject {
         texts.push(email.subject.as_str());

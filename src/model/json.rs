@@ -10,14 +10,14 @@ use crate::model::{ApiVersion, Channel, Check, Flip, Kind, Ping, PingKind, Store
 
 /// Where the API is served, for the URLs inside responses.
 #[derive(Debug, Clone, Copy)]
-pub struct Urls<'a> {
+pub(crate) struct Urls<'a> {
     /// Base URL without a trailing slash.
     pub site_root: &'a str,
-    pub version: ApiVersion,
+    pub(crate) version: ApiVersion,
 }
 
 impl Urls<'_> {
-    pub fn check_url(&self, check: &Check) -> String {
+    pub(crate) fn check_url(&self, check: &Check) -> String {
         format!(
             "{}/api/v{}/checks/{}",
             self.site_root,
@@ -28,7 +28,7 @@ impl Urls<'_> {
 }
 
 /// The check representation. `read_only` selects the reduced form with `unique_key`.
-pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool) -> Value {
+pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool) -> Value {
     let mut m = Map::new();
     let (subject, subject_fail) = if check.filter_subject {
         (check.success_kw.clone(), check.failure_kw.clone())
@@ -88,7 +88,11 @@ pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool
         m.insert("update_url".into(), json!(update_url));
         m.insert("pause_url".into(), json!(format!("{update_url}/pause")));
         m.insert("resume_url".into(), json!(format!("{update_url}/resume")));
-        let channels: Vec<String> = check.channels.iter().map(|c| c.to_string()).collect();
+        let channels: Vec<String> = check
+            .channels
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         m.insert("channels".into(), json!(channels.join(",")));
     }
     match check.kind {
@@ -104,7 +108,7 @@ pub fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool
 }
 
 /// A flip as listed: `up` is 1 only for flips to `up`.
-pub fn flip_json(flip: &Flip) -> Value {
+pub(crate) fn flip_json(flip: &Flip) -> Value {
     json!({
         "timestamp": iso_seconds(flip.created),
         "up": i32::from(flip.new_status == StoredStatus::Up),
@@ -112,7 +116,7 @@ pub fn flip_json(flip: &Flip) -> Value {
 }
 
 /// A channel as listed.
-pub fn channel_json(channel: &Channel) -> Value {
+pub(crate) fn channel_json(channel: &Channel) -> Value {
     json!({"id": channel.uuid.to_string(), "name": channel.name, "kind": channel.kind()})
 }
 
@@ -122,7 +126,7 @@ const DURATION_WINDOW: SignedDuration = SignedDuration::from_hours(72);
 /// Durations of completion pings (§4.8), for pings listed newest first. `older` continues the
 /// list past its end (pings not listed but still stored), so the oldest listed pings find
 /// their starts too. Unlike the reference, no page-wide switch turns durations off.
-pub fn durations(pings: &[Ping]) -> Vec<Option<SignedDuration>> {
+pub(crate) fn durations(pings: &[Ping]) -> Vec<Option<SignedDuration>> {
     pings
         .iter()
         .enumerate()
@@ -149,7 +153,7 @@ pub fn durations(pings: &[Ping]) -> Vec<Option<SignedDuration>> {
 }
 
 /// A ping as listed; `body_url` names the request's API version.
-pub fn ping_json(ping: &Ping, duration: Option<SignedDuration>, urls: Urls<'_>) -> Value {
+pub(crate) fn ping_json(ping: &Ping, duration: Option<SignedDuration>, urls: Urls<'_>) -> Value {
     let mut m = Map::new();
     m.insert("type".into(), json!(ping.kind.as_str()));
     m.insert("date".into(), json!(iso_micros(ping.created)));

@@ -24,7 +24,7 @@ fn flag(b: bool) -> u8 {
 }
 
 /// The exposition for `checks` (in creation order) at `now`.
-pub fn project_exposition(checks: &[&Check], now: Timestamp) -> String {
+pub(crate) fn project_exposition(checks: &[&Check], now: Timestamp) -> String {
     let rows: Vec<(String, Status, &Check)> = checks
         .iter()
         .map(|c| {

@@ -17,36 +17,36 @@ use crate::model::{Flip, StoredStatus};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboxEntry {
     /// Order of queueing, unique across the store.
-    pub seq: u64,
-    pub channel: Uuid,
+    pub(crate) seq: u64,
+    pub(crate) channel: Uuid,
     pub check: Uuid,
     /// When the flip happened (its computed moment).
-    pub flip_created: Timestamp,
+    pub(crate) flip_created: Timestamp,
     pub old_status: StoredStatus,
     pub new_status: StoredStatus,
     pub reason: String,
-    pub queued: Timestamp,
+    pub(crate) queued: Timestamp,
 }
 
 /// Reason of an outbox entry queued by a channel's repeat interval, not by a flip.
-pub const REPEAT_REASON: &str = "repeat";
+pub(crate) const REPEAT_REASON: &str = "repeat";
 
 /// Where an entry stands in its retries: attempts made and when the next one is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tries {
     pub done: u32,
-    pub next: Timestamp,
+    pub(crate) next: Timestamp,
 }
 
 /// The outcome of one delivery attempt, kept durably.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    pub channel: Uuid,
+    pub(crate) channel: Uuid,
     /// The outbox entry it was for; 0 for `channel test`.
-    pub outbox_seq: u64,
+    pub(crate) outbox_seq: u64,
     pub check: Option<Uuid>,
-    pub at: Timestamp,
-    pub duration: SignedDuration,
+    pub(crate) at: Timestamp,
+    pub(crate) duration: SignedDuration,
     /// 1 for the first try.
     pub attempt: u32,
     /// HTTP status code, or SMTP reply code, or exit status, when there was one.
@@ -54,18 +54,18 @@ pub struct Delivery {
     /// "" on success.
     pub error: String,
     /// The last try of an entry that failed: it is dropped from the outbox.
-    pub gave_up: bool,
+    pub(crate) gave_up: bool,
 }
 
 impl Delivery {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.error.is_empty()
     }
 }
 
 /// When to try again after `done` failed tries, the last at `last`; None when the tries are
 /// spent. `delays[i]` is the wait after failure i + 1, so `delays.len() + 1` tries in all.
-pub fn retry_at(done: u32, last: Timestamp, delays: &[Duration]) -> Option<Timestamp> {
+pub(crate) fn retry_at(done: u32, last: Timestamp, delays: &[Duration]) -> Option<Timestamp> {
     let delay = delays.get(usize::try_from(done).ok()?.checked_sub(1)?)?;
     let delay = SignedDuration::try_from(*delay).ok()?;
     last.checked_add(delay).ok()
@@ -81,13 +81,13 @@ pub fn backoff(base: Duration, tries: u32) -> Vec<Duration> {
 
 /// How a channel is doing, from its recent deliveries (newest first).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Health {
+pub(crate) struct Health {
     /// Failed attempts since the last success.
-    pub failing: usize,
-    pub last: Option<Delivery>,
+    pub(crate) failing: usize,
+    pub(crate) last: Option<Delivery>,
 }
 
-pub fn health(recent: &[Delivery]) -> Health {
+pub(crate) fn health(recent: &[Delivery]) -> Health {
     Health {
         failing: recent.iter().take_while(|d| !d.ok()).count(),
         last: recent.first().cloned(),
@@ -98,7 +98,7 @@ impl Flip {
     /// Whether this flip alerts anyone: changes between up and down do, except a check's first
     /// success (new → up) and a paused check's first success (paused → up). Flips into
     /// `paused` and `new` (pause, resume) never do.
-    pub fn notifies(&self) -> bool {
+    pub(crate) fn notifies(&self) -> bool {
         match self.new_status {
             StoredStatus::Down => true,
             StoredStatus::Up => {
@@ -125,6 +125,18 @@ pub struct NotifyConfig {
     pub timeout: Duration,
     /// Deliveries running at once.
     pub in_flight: usize,
+    /// The dashboard is served: alerts link to the check's page there (else to the API).
+    pub dashboard: bool,
+}
+
+/// Where an alert about a check links: its dashboard page when the dashboard is on (a person
+/// opens it in a browser), else the Management API URL of the check, as before the dashboard.
+pub fn check_link(site_root: &str, check: &uuid::Uuid, dashboard: bool) -> String {
+    if dashboard {
+        format!("{site_root}/checks/{check}/")
+    } else {
+        format!("{site_root}/api/v3/checks/{check}")
+    }
 }
 
 impl Default for NotifyConfig {
@@ -139,6 +151,7 @@ impl Default for NotifyConfig {
             ),
             timeout: Duration::from_secs(DEFAULT_DELIVERY_TIMEOUT_SECS),
             in_flight: DELIVERIES_IN_FLIGHT,
+            dashboard: true,
         }
     }
 }
@@ -146,6 +159,19 @@ impl Default for NotifyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alerts_link_to_the_dashboard_when_it_is_on() {
+        let u = uuid::Uuid::nil();
+        assert_eq!(
+            check_link("https://mon.example/x", &u, true),
+            format!("https://mon.example/x/checks/{u}/")
+        );
+        assert_eq!(
+            check_link("https://mon.example", &u, false),
+            format!("https://mon.example/api/v3/checks/{u}")
+        );
+    }
 
     #[test]
     fn retries_back_off_exponentially_then_stop() {

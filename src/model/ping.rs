@@ -15,13 +15,13 @@ pub enum PingKind {
     Start,
     Fail,
     Log,
-    /// Recorded but without effect (wrong method, no keyword matched, manual_resume).
+    /// Recorded but without effect (wrong method, no keyword matched, `manual_resume`).
     Ignored,
 }
 
 impl PingKind {
     /// The `type` of the pings API.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PingKind::Success => "success",
             PingKind::Start => "start",
@@ -45,9 +45,9 @@ pub struct Ping {
     pub method: String,
     pub ua: String,
     pub rid: Option<Uuid>,
-    pub exit_status: Option<u8>,
+    pub(crate) exit_status: Option<u8>,
     /// Bytes of body stored (0 = none).
-    pub body_len: u32,
+    pub(crate) body_len: u32,
 }
 
 /// A change of a check's stored status.
@@ -65,7 +65,7 @@ pub struct Flip {
 /// Returns the ping's `n` and the flip it causes, if any. `kind` must already account for
 /// the URL, the method and keyword filters; a paused check with `manual_resume` turns it into
 /// [`PingKind::Ignored`] here, because that rule beats every other.
-pub fn record(
+pub(crate) fn record(
     check: &mut Check,
     kind: PingKind,
     rid: Option<Uuid>,
@@ -128,7 +128,7 @@ fn change(check: &mut Check, new_status: StoredStatus, at: Timestamp, reason: &s
 /// Takes a check down whose deadline has passed at `now` (reference-behavior §5.2): the flip is
 /// stamped with the moment the check became due, not `now`. None when the check is down
 /// already or not overdue after all (pinged, rescheduled or paused meanwhile).
-pub fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
+pub(crate) fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
     if check.status == StoredStatus::Down || check.status_at(now, false) != Status::Down {
         return None;
     }
@@ -138,7 +138,7 @@ pub fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
 
 /// Pause or resume: the new stored status with its flip (silent: no reason); a running start
 /// is dropped.
-pub fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp) -> Flip {
+pub(crate) fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp) -> Flip {
     check.last_start = None;
     check.last_start_rid = None;
     change(check, status, now, "")

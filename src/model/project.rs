@@ -9,7 +9,7 @@ use crate::model::limits::{API_KEY_ID_LEN, API_KEY_LEN, API_KEY_RANDOM_LEN, PING
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
     pub uuid: Uuid,
-    pub seq: u64,
+    pub(crate) seq: u64,
     pub name: String,
     /// For `/ping/<ping_key>/<slug>`; 22 URL-safe characters.
     pub ping_key: String,
@@ -25,10 +25,10 @@ pub struct ApiKey {
     /// by `key ls`, not enough to use the key.
     pub id: String,
     pub project: Uuid,
-    pub read_only: bool,
-    pub label: String,
+    pub(crate) read_only: bool,
+    pub(crate) label: String,
     /// PHC string of the argon2id hash of the whole key.
-    pub hash: String,
+    pub(crate) hash: String,
     pub created: Timestamp,
 }
 
@@ -36,7 +36,7 @@ const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 const URL_SAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// `len` characters drawn uniformly from `alphabet` by the operating system's generator.
-pub fn random_string(alphabet: &[u8], len: usize) -> Result<String, getrandom::Error> {
+pub(crate) fn random_string(alphabet: &[u8], len: usize) -> Result<String, getrandom::Error> {
     // Rejection sampling keeps the draw uniform for alphabets that do not divide 256.
     let limit = 256 - (256 % alphabet.len());
     let mut out = String::with_capacity(len);
@@ -53,7 +53,7 @@ pub fn random_string(alphabet: &[u8], len: usize) -> Result<String, getrandom::E
 }
 
 /// A fresh API key: `hcw_` (read-write) or `hcr_` (read-only) and 28 alphanumerics.
-pub fn generate_api_key(read_only: bool) -> Result<String, getrandom::Error> {
+pub(crate) fn generate_api_key(read_only: bool) -> Result<String, getrandom::Error> {
     let prefix = if read_only { "hcr_" } else { "hcw_" };
     Ok(format!(
         "{prefix}{}",
@@ -62,13 +62,13 @@ pub fn generate_api_key(read_only: bool) -> Result<String, getrandom::Error> {
 }
 
 /// A fresh ping key: 22 URL-safe characters.
-pub fn generate_ping_key() -> Result<String, getrandom::Error> {
+pub(crate) fn generate_ping_key() -> Result<String, getrandom::Error> {
     random_string(URL_SAFE, PING_KEY_LEN)
 }
 
 /// Whether `key` has the shape of a ping key: 22 URL-safe characters, as generated here and by
 /// Healthchecks (a slug ping URL or email address names it).
-pub fn is_ping_key(key: &str) -> bool {
+pub(crate) fn is_ping_key(key: &str) -> bool {
     key.len() == PING_KEY_LEN
         && key
             .bytes()
@@ -76,7 +76,7 @@ pub fn is_ping_key(key: &str) -> bool {
 }
 
 /// The identifier under which a key is stored, if the key has the shape of one of ours.
-pub fn api_key_id(key: &str) -> Option<&str> {
+pub(crate) fn api_key_id(key: &str) -> Option<&str> {
     let well_formed = key.len() == API_KEY_LEN
         && (key.starts_with("hcw_") || key.starts_with("hcr_"))
         && key.as_bytes()[4..].iter().all(u8::is_ascii_alphanumeric);
@@ -84,7 +84,8 @@ pub fn api_key_id(key: &str) -> Option<&str> {
 }
 
 /// Whether a key of our format is a read-only key.
-pub fn is_read_only_key(key: &str) -> bool {
+#[cfg(test)]
+fn is_read_only_key(key: &str) -> bool {
     key.starts_with("hcr_")
 }
 

@@ -6,22 +6,22 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Length of every window.
-pub const WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 
 /// Keys remembered at most; past this, keys whose window has ended are forgotten, so an
 /// attacker with many addresses cannot make the map grow without bound.
-pub const MAX_KEYS: usize = 16_384;
+pub(crate) const MAX_KEYS: usize = 16_384;
 
 /// Counts per key within a fixed window that starts at the key's first count.
 #[derive(Debug)]
-pub struct Windows {
+pub(crate) struct Windows {
     limit: u32,
     counts: HashMap<String, (Instant, u32)>,
 }
 
 impl Windows {
     /// At most `limit` counts per key and window; 0 = no limit.
-    pub fn new(limit: u32) -> Windows {
+    pub(crate) fn new(limit: u32) -> Windows {
         Windows {
             limit,
             counts: HashMap::new(),
@@ -29,7 +29,7 @@ impl Windows {
     }
 
     /// `Err(wait)` when `key` has used its window up: how long until it ends (at least 1 s).
-    pub fn check(&self, key: &str, now: Instant) -> Result<(), Duration> {
+    pub(crate) fn check(&self, key: &str, now: Instant) -> Result<(), Duration> {
         if self.limit == 0 {
             return Ok(());
         }
@@ -43,7 +43,7 @@ impl Windows {
     }
 
     /// Counts one for `key` (a new window starts when the old one has ended).
-    pub fn count(&mut self, key: &str, now: Instant) {
+    pub(crate) fn count(&mut self, key: &str, now: Instant) {
         if self.limit == 0 {
             return;
         }
@@ -59,18 +59,20 @@ impl Windows {
     }
 
     /// [`Windows::check`], then [`Windows::count`] when allowed.
-    pub fn take(&mut self, key: &str, now: Instant) -> Result<(), Duration> {
+    pub(crate) fn take(&mut self, key: &str, now: Instant) -> Result<(), Duration> {
         self.check(key, now)?;
         self.count(key, now);
         Ok(())
     }
 
     /// How many keys are remembered.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.counts.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }
 }
@@ -89,7 +91,9 @@ mod tests {
         assert_eq!(w.take("b", t0), Ok(()), "keys are counted apart");
         let t45 = t0 + Duration::from_secs(45);
         assert_eq!(w.check("a", t45), Err(Duration::from_secs(15)));
-        let almost = t0 + WINDOW - Duration::from_millis(1);
+        let almost = (t0 + WINDOW)
+            .checked_sub(Duration::from_millis(1))
+            .expect("in range");
         assert_eq!(w.check("a", almost), Err(Duration::from_secs(1)));
         assert_eq!(w.take("a", t0 + WINDOW), Ok(()), "a new window");
     }

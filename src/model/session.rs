@@ -7,13 +7,13 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 /// Sessions end after this long without use.
-pub const SESSION_IDLE: SignedDuration = SignedDuration::from_hours(30 * 24);
-/// last_used is written at most this often (a read-mostly page must not write on every view).
-pub const SESSION_TOUCH: SignedDuration = SignedDuration::from_hours(1);
+pub(crate) const SESSION_IDLE: SignedDuration = SignedDuration::from_hours(30 * 24);
+/// `last_used` is written at most this often (a read-mostly page must not write on every view).
+pub(crate) const SESSION_TOUCH: SignedDuration = SignedDuration::from_hours(1);
 /// Random bytes in a token.
-pub const TOKEN_BYTES: usize = 32;
+pub(crate) const TOKEN_BYTES: usize = 32;
 /// Characters in a token: its bytes in lowercase hex.
-pub const TOKEN_LEN: usize = 2 * TOKEN_BYTES;
+pub(crate) const TOKEN_LEN: usize = 2 * TOKEN_BYTES;
 
 /// A signed-in browser: the API keys it signed in with, at most one per project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,13 +48,13 @@ impl Session {
 
 /// A session's identifier in storage: SHA-256 of the token's bytes (the token itself is never
 /// stored, so a copy of the data file signs nobody in).
-pub fn session_id(token: &str) -> [u8; 32] {
+pub(crate) fn session_id(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
 /// Whether `token` has the shape of a token this service hands out: [`TOKEN_LEN`] lowercase
 /// hex digits. Anything else (a forged or truncated cookie) is no session, without a lookup.
-pub fn is_token(token: &str) -> bool {
+pub(crate) fn is_token(token: &str) -> bool {
     token.len() == TOKEN_LEN
         && token
             .bytes()
@@ -62,15 +62,15 @@ pub fn is_token(token: &str) -> bool {
 }
 
 /// A fresh token: [`TOKEN_BYTES`] from the operating system's generator, in lowercase hex.
-pub fn generate_token() -> Result<String, getrandom::Error> {
+pub(crate) fn generate_token() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; TOKEN_BYTES];
     getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::model::hex(&bytes))
 }
 
 /// What a key grants, as the caller finds it in the live state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyRights {
+pub(crate) struct KeyRights {
     pub project: Uuid,
     pub read_only: bool,
 }
@@ -79,7 +79,7 @@ pub struct KeyRights {
 /// project, a read-write key preferred to a read-only one. A read-write key replaces the key
 /// held for its project; a read-only key replaces a read-only key but never a read-write one.
 /// Keys that no longer exist (`lookup` finds nothing) are dropped on the way.
-pub fn add_key(
+pub(crate) fn add_key(
     keys: &[String],
     new: &str,
     rights: KeyRights,
@@ -175,7 +175,7 @@ mod tests {
             })
         };
         let add = |keys: &[&str], new: &str| {
-            let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+            let keys: Vec<String> = keys.iter().map(std::string::ToString::to_string).collect();
             add_key(&keys, new, rights(new).expect("known"), rights)
         };
         assert_eq!(add(&[], "p-ro"), ["p-ro"]);

@@ -6,7 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 
 /// Why a site root cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SiteRootError {
+pub(crate) enum SiteRootError {
     #[error(
         "the site root {0:?} does not start with http:// or https://; give the URL clients use, \
          e.g. https://overdue.example.org"
@@ -21,7 +21,7 @@ pub enum SiteRootError {
 
 /// A site root as given, without trailing slashes, if it is an `http://` or `https://` URL
 /// with a host. What follows the host (a port, a path prefix) is kept as written.
-pub fn parse(root: &str) -> Result<String, SiteRootError> {
+pub(crate) fn parse(root: &str) -> Result<String, SiteRootError> {
     let root = root.trim();
     let lower = root.to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
@@ -38,7 +38,7 @@ pub fn parse(root: &str) -> Result<String, SiteRootError> {
 
 /// Whether the site root's host is the unspecified address (`0.0.0.0`, `[::]`): a listener may
 /// bind it, but no client can open a URL that names it.
-pub fn names_no_host(root: &str) -> bool {
+pub(crate) fn names_no_host(root: &str) -> bool {
     match url::Url::parse(root)
         .ok()
         .and_then(|u| u.host().map(|h| h.to_owned()))
@@ -51,7 +51,7 @@ pub fn names_no_host(root: &str) -> bool {
 
 /// Why the site root `serve` uses will give clients links they cannot open.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SiteRootWarning {
+pub(crate) enum SiteRootWarning {
     /// Listening on every address without `--site-root`: the default site root names
     /// `0.0.0.0` or `[::]`.
     ListensEverywhere { listen: SocketAddr },
@@ -82,22 +82,19 @@ impl std::fmt::Display for SiteRootWarning {
 /// The site root for a service listening on `listen`: the configured one (already checked
 /// by [`parse`]), else `http://` and the listen address; and a warning when clients cannot
 /// open it.
-pub fn effective(
+pub(crate) fn effective(
     listen: SocketAddr,
     configured: Option<&str>,
 ) -> (String, Option<SiteRootWarning>) {
-    match configured {
-        Some(root) => {
-            let warning = names_no_host(root).then(|| SiteRootWarning::UnspecifiedHost {
-                root: root.to_string(),
-            });
-            (root.trim_end_matches('/').to_string(), warning)
-        }
-        None => {
-            let warning = is_unspecified(listen.ip())
-                .then_some(SiteRootWarning::ListensEverywhere { listen });
-            (format!("http://{listen}"), warning)
-        }
+    if let Some(root) = configured {
+        let warning = names_no_host(root).then(|| SiteRootWarning::UnspecifiedHost {
+            root: root.to_string(),
+        });
+        (root.trim_end_matches('/').to_string(), warning)
+    } else {
+        let warning =
+            is_unspecified(listen.ip()).then_some(SiteRootWarning::ListensEverywhere { listen });
+        (format!("http://{listen}"), warning)
     }
 }
 

@@ -2,7 +2,7 @@
 //! `slugify`: ASCII only, lowercase, runs of spaces and hyphens folded into one hyphen.
 
 /// `"Hello World!"` → `"hello-world"`.
-pub fn slugify(name: &str) -> String {
+pub(crate) fn slugify(name: &str) -> String {
     let mut kept = String::with_capacity(name.len());
     for c in name.chars() {
         // Letters with accents lose them (NFKD would split them); other non-ASCII is dropped.

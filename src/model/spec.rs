@@ -17,7 +17,7 @@ use crate::schedule::{self, Schedule, ScheduleKind};
 
 /// Fields that `unique` may name for an upsert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UniqueField {
+pub(crate) enum UniqueField {
     Name,
     Slug,
     Tags,
@@ -43,15 +43,15 @@ pub struct CheckSpec {
     pub schedule: Option<String>,
     pub slug: Option<String>,
     pub start_kw: Option<String>,
-    pub subject: Option<String>,
-    pub subject_fail: Option<String>,
+    pub(crate) subject: Option<String>,
+    pub(crate) subject_fail: Option<String>,
     pub success_kw: Option<String>,
     pub tags: Option<String>,
     pub timeout: Option<i64>,
     /// Time zone name as given: an allowed name or a legacy alias, which schedules evaluate
     /// as its canonical zone (issue 14.10).
     pub tz: Option<&'static str>,
-    pub unique: Option<Vec<UniqueField>>,
+    pub(crate) unique: Option<Vec<UniqueField>>,
 }
 
 /// The first validation error of a body; `Display` gives the message without its prefix.
@@ -68,7 +68,7 @@ impl SpecError {
 /// The reference's message for an invalid schedule, and for a cron expression what is wrong
 /// with it ("expected 5 fields, got 4", the field that is wrong): clients that match the
 /// reference's message exactly send other things than near-cron (`"bogus"` keeps it bare).
-pub fn schedule_message(expr: &str, e: &schedule::ScheduleError) -> String {
+pub(crate) fn schedule_message(expr: &str, e: &schedule::ScheduleError) -> String {
     let base = "schedule is not a valid cron or OnCalendar expression";
     if schedule::looks_like_cron(expr) || schedule::detect_kind(expr) == ScheduleKind::Cron {
         format!("{base}: {e}")
@@ -140,7 +140,7 @@ fn is_slug(s: &str) -> bool {
 
 /// The rules for a slug given anywhere a check gets one (the API, `?create=1` pings): at most
 /// [`SLUG_MAX_CHARS`] characters of `a-z0-9-_`.
-pub fn check_slug(slug: &str) -> Result<(), SpecError> {
+pub(crate) fn check_slug(slug: &str) -> Result<(), SpecError> {
     if slug.chars().count() > SLUG_MAX_CHARS {
         return Err(SpecError::new("slug", "is too long"));
     }
@@ -151,7 +151,7 @@ pub fn check_slug(slug: &str) -> Result<(), SpecError> {
 }
 
 /// The rule for a name given anywhere a check gets one: at most [`NAME_MAX_CHARS`] characters.
-pub fn check_name(name: &str) -> Result<(), SpecError> {
+pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
     if name.chars().count() > NAME_MAX_CHARS {
         return Err(SpecError::new("name", "is too long"));
     }
@@ -226,9 +226,13 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
 /// Applies a validated body to a check, as the reference's `_update` does (§2.2 steps 2-7);
 /// channels are resolved and assigned by the caller. On error the check may be half-changed,
 /// so callers apply to a copy.
-pub fn apply(check: &mut Check, spec: &CheckSpec, version: ApiVersion) -> Result<(), SpecError> {
+pub(crate) fn apply(
+    check: &mut Check,
+    spec: &CheckSpec,
+    version: ApiVersion,
+) -> Result<(), SpecError> {
     if let Some(name) = &spec.name {
-        check.name = name.clone();
+        check.name.clone_from(name);
         if version.derives_slug() {
             check.slug = slugify(name);
         }
@@ -245,10 +249,10 @@ pub fn apply(check: &mut Check, spec: &CheckSpec, version: ApiVersion) -> Result
     }
     let recompute_filter_subject = spec.subject.is_some() || spec.subject_fail.is_some();
     if let Some(subject) = &spec.subject {
-        check.success_kw = subject.clone();
+        check.success_kw.clone_from(subject);
     }
     if let Some(subject_fail) = &spec.subject_fail {
-        check.failure_kw = subject_fail.clone();
+        check.failure_kw.clone_from(subject_fail);
     }
     if recompute_filter_subject {
         check.filter_subject = !check.success_kw.is_empty() || !check.failure_kw.is_empty();
@@ -317,7 +321,7 @@ mod tests {
     fn messages_match_the_reference() {
         let cases = [
             (json!({"timeout": 59}), "timeout is too small"),
-            (json!({"timeout": 31536001}), "timeout is too large"),
+            (json!({"timeout": 31_536_001}), "timeout is too large"),
             (json!({"grace": 59}), "grace is too small"),
             (json!({"timeout": "3600"}), "timeout is not a number"),
             (json!({"timeout": 3600.5}), "timeout is not a number"),
@@ -406,8 +410,8 @@ mod tests {
 
     #[test]
     fn boundaries_are_accepted() {
-        let spec = parse(json!({"timeout": 60, "grace": 31536000})).expect("valid");
-        assert_eq!((spec.timeout, spec.grace), (Some(60), Some(31536000)));
+        let spec = parse(json!({"timeout": 60, "grace": 31_536_000})).expect("valid");
+        assert_eq!((spec.timeout, spec.grace), (Some(60), Some(31_536_000)));
     }
 
     #[test]

@@ -3,12 +3,12 @@
 use jiff::Timestamp;
 
 /// `2024-03-30T23:59:30+00:00`: check fields and flips (sub-seconds dropped).
-pub fn iso_seconds(t: Timestamp) -> String {
+pub(crate) fn iso_seconds(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S+00:00").to_string()
 }
 
 /// `2026-11-21T22:46:20.926791+00:00`: ping dates (microseconds when not zero).
-pub fn iso_micros(t: Timestamp) -> String {
+pub(crate) fn iso_micros(t: Timestamp) -> String {
     let micros = t.subsec_microsecond();
     if micros == 0 {
         iso_seconds(t)
@@ -18,12 +18,12 @@ pub fn iso_micros(t: Timestamp) -> String {
 }
 
 /// Microseconds since the Unix epoch, the stored form of every timestamp.
-pub fn to_micros(t: Timestamp) -> i64 {
+pub(crate) fn to_micros(t: Timestamp) -> i64 {
     t.as_microsecond()
 }
 
 /// The inverse of [`to_micros`]; out-of-range values clamp to jiff's limits.
-pub fn from_micros(us: i64) -> Timestamp {
+pub(crate) fn from_micros(us: i64) -> Timestamp {
     Timestamp::from_microsecond(us).unwrap_or(if us < 0 {
         Timestamp::MIN
     } else {

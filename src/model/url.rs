@@ -2,7 +2,7 @@
 //! but `A-Za-z0-9-._~` and the caller's safe bytes becomes `%XX`.
 
 /// Percent-encodes `s`, leaving the unreserved bytes and those in `safe` as they are.
-pub fn quote(s: &str, safe: &[u8]) -> String {
+pub(crate) fn quote(s: &str, safe: &[u8]) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || safe.contains(&b)

@@ -16,7 +16,7 @@ pub struct Deadlines {
 impl Deadlines {
     /// Builds the table from (check, deadline) pairs at once: sorting first makes the tree a
     /// bulk build instead of scattered inserts (it matters at start with a million checks).
-    pub fn from_entries(entries: Vec<(Uuid, i64)>) -> Deadlines {
+    pub(crate) fn from_entries(entries: &[(Uuid, i64)]) -> Deadlines {
         let by_check: HashMap<Uuid, i64> = entries.iter().copied().collect();
         let mut ordered: Vec<(i64, Uuid)> = by_check.iter().map(|(c, at)| (*at, *c)).collect();
         ordered.sort_unstable();
@@ -27,7 +27,7 @@ impl Deadlines {
     }
 
     /// Sets (or with `None` clears) the deadline of a check.
-    pub fn set(&mut self, check: Uuid, at_us: Option<i64>) {
+    pub(crate) fn set(&mut self, check: Uuid, at_us: Option<i64>) {
         if let Some(old) = self.by_check.remove(&check) {
             self.ordered.remove(&(old, check));
         }
@@ -38,13 +38,13 @@ impl Deadlines {
     }
 
     /// The earliest deadline.
-    pub fn next(&self) -> Option<i64> {
+    pub(crate) fn next(&self) -> Option<i64> {
         self.ordered.first().map(|(at, _)| *at)
     }
 
     /// Removes and returns up to `max` checks whose deadline is at or before `now_us`,
     /// earliest first.
-    pub fn pop_due(&mut self, now_us: i64, max: usize) -> Vec<(i64, Uuid)> {
+    pub(crate) fn pop_due(&mut self, now_us: i64, max: usize) -> Vec<(i64, Uuid)> {
         let mut due = Vec::new();
         while due.len() < max {
             match self.ordered.first() {
@@ -59,16 +59,14 @@ impl Deadlines {
         due
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.by_check.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_check.is_empty()
-    }
-
-    pub fn get(&self, check: &Uuid) -> Option<i64> {
-        self.by_check.get(check).copied()
     }
 }
 
@@ -98,7 +96,7 @@ mod tests {
         let entries: Vec<(Uuid, i64)> = (0..100)
             .map(|i| (Uuid::from_u128(i), (i as i64 * 37) % 50))
             .collect();
-        let mut bulk = Deadlines::from_entries(entries.clone());
+        let mut bulk = Deadlines::from_entries(&entries);
         let mut single = Deadlines::default();
         for (c, at) in entries {
             single.set(c, Some(at));

@@ -4,8 +4,8 @@
 //! §5.2): the flip is stamped with the computed moment, not the moment it was processed, and
 //! its alerts are queued in the same transaction.
 
-pub mod deadlines;
-pub mod prune;
+pub(crate) mod deadlines;
+pub(crate) mod prune;
 pub mod retention;
 
 use std::sync::Arc;
@@ -20,11 +20,11 @@ use crate::service::writer::DeadlineUpdate;
 pub use deadlines::Deadlines;
 
 /// Checks handled per write job when many go down at once.
-pub const DOWN_BATCH: usize = 1024;
+pub(crate) const DOWN_BATCH: usize = 1024;
 /// Wait before taking checks down again after their write failed.
-pub const RETRY_DOWN: Duration = Duration::from_secs(1);
+pub(crate) const RETRY_DOWN: Duration = Duration::from_secs(1);
 /// Longest sleep: the wall clock is re-read at least this often, so a clock step is noticed.
-pub const MAX_SLEEP: Duration = Duration::from_secs(5);
+pub(crate) const MAX_SLEEP: Duration = Duration::from_secs(5);
 
 /// Starts the monitor on `service`: from now on the writer reports every deadline change.
 /// Deadlines already passed (the service was stopped) are handled at once.
@@ -34,18 +34,18 @@ pub fn start(service: Arc<Service>) -> tokio::task::JoinHandle<()> {
 
 /// The engine as a future for its owner to run ([`start`] spawns it): the writer reports to
 /// it from the moment this returns.
-pub fn engine(service: Arc<Service>) -> impl std::future::Future<Output = ()> + Send {
+pub(crate) fn engine(service: Arc<Service>) -> impl std::future::Future<Output = ()> + Send {
     let (tx, rx) = mpsc::unbounded_channel();
     // Listen before reading the state, so no commit falls between the two.
     if service.deadline_sink().set(tx).is_err() {
         tracing::warn!("the monitor was already started");
     }
-    let entries = service.read(|s| {
+    let entries: Vec<(Uuid, i64)> = service.read(|s| {
         s.all_checks()
             .filter_map(|c| c.alert_after().map(|at| (c.uuid, to_micros(at))))
             .collect()
     });
-    let deadlines = Deadlines::from_entries(entries);
+    let deadlines = Deadlines::from_entries(&entries);
     run(service, deadlines, rx)
 }
 

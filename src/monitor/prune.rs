@@ -10,12 +10,12 @@ use uuid::Uuid;
 use crate::service::{Service, ServiceError};
 
 /// How often the sweep looks for checks over their log size.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// Pings a check may run over its log size before it is pruned (batches the deletes).
-pub const SLACK: u64 = 100;
+pub(crate) const SLACK: u64 = 100;
 
 /// Runs forever; spawn it next to the server.
-pub async fn run(service: Arc<Service>) {
+pub(crate) async fn run(service: Arc<Service>) {
     // Per check: every ping below this number is known to be deleted already.
     let mut pruned_below: HashMap<Uuid, u64> = HashMap::new();
     let log = u64::from(service.config().ping_log);

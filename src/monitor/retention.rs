@@ -13,13 +13,13 @@ use crate::model::time::to_micros;
 use crate::service::Service;
 
 /// How often the sweep runs.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
 /// Checks pruned per write job.
 const CHECKS_PER_JOB: usize = 1000;
 
 /// The first instant whose flips are kept: midnight UTC on the first day of the month two
 /// months before `now`'s month.
-pub fn cutoff(now: Timestamp) -> Timestamp {
+pub(crate) fn cutoff(now: Timestamp) -> Timestamp {
     let today = now.to_zoned(TimeZone::UTC).date();
     let (mut year, mut month) = (today.year(), today.month() - 2);
     if month < 1 {
@@ -29,8 +29,7 @@ pub fn cutoff(now: Timestamp) -> Timestamp {
     Date::new(year, month, 1)
         .ok()
         .and_then(|d| d.to_zoned(TimeZone::UTC).ok())
-        .map(|z| z.timestamp())
-        .unwrap_or(Timestamp::MIN)
+        .map_or(Timestamp::MIN, |z| z.timestamp())
 }
 
 /// Deletes expired flips of every check once.
@@ -48,7 +47,7 @@ pub async fn sweep(service: &Service) {
 }
 
 /// Runs the sweep now and then every [`SWEEP_EVERY`].
-pub async fn run(service: Arc<Service>) {
+pub(crate) async fn run(service: Arc<Service>) {
     loop {
         sweep(&service).await;
         tokio::time::sleep(SWEEP_EVERY).await;

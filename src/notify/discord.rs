@@ -6,12 +6,12 @@ use serde_json::json;
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub struct Discord {
+pub(crate) struct Discord {
     url: String,
 }
 
 impl Discord {
-    pub fn new(s: &Settings<'_>) -> Result<Discord, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Discord, NotifyError> {
         let url = s.required("discord", "url")?;
         crate::notify::check_http_url("discord", &url)?;
         Ok(Discord { url })
@@ -19,7 +19,7 @@ impl Discord {
 }
 
 /// Embed colours: red, green, grey.
-pub fn color(event: Event) -> u32 {
+pub(crate) fn color(event: Event) -> u32 {
     match event {
         Event::Down => 0xd9_3025,
         Event::Up => 0x1e_a446,
@@ -50,6 +50,10 @@ mod tests {
     use crate::notify::message::tests::sample;
 
     #[test]
+    #[allow(
+        clippy::unreadable_literal,
+        reason = "a colour reads as its six hex digits"
+    )]
     fn posts_content_and_an_embed() {
         let settings = vec![(
             "url".to_string(),

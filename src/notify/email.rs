@@ -6,12 +6,12 @@
 use crate::notify::message::Message;
 use crate::notify::{Email, Notifier, NotifyError, Outgoing};
 
-pub struct EmailNotifier {
+pub(crate) struct EmailNotifier {
     to: String,
 }
 
 impl EmailNotifier {
-    pub fn new(address: &str) -> Result<EmailNotifier, NotifyError> {
+    pub(crate) fn new(address: &str) -> Result<EmailNotifier, NotifyError> {
         let address = address.trim();
         if address.parse::<lettre::Address>().is_err() {
             return Err(NotifyError::config(

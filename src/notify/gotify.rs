@@ -6,13 +6,13 @@ use serde_json::json;
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub struct Gotify {
+pub(crate) struct Gotify {
     base: String,
     token: String,
 }
 
 impl Gotify {
-    pub fn new(s: &Settings<'_>) -> Result<Gotify, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Gotify, NotifyError> {
         if s.get("url").is_empty() {
             return Err(NotifyError::config(
                 "gotify",

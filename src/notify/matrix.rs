@@ -9,16 +9,16 @@ use crate::model::url::quote;
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub const DEFAULT_URL: &str = "https://matrix.org";
+pub(crate) const DEFAULT_URL: &str = "https://matrix.org";
 
-pub struct Matrix {
+pub(crate) struct Matrix {
     base: String,
     room: String,
     token: String,
 }
 
 impl Matrix {
-    pub fn new(s: &Settings<'_>) -> Result<Matrix, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Matrix, NotifyError> {
         let room = s.required("matrix", "room")?;
         if !room.starts_with('!') && !room.starts_with('#') {
             return Err(NotifyError::config(

@@ -4,12 +4,12 @@
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub struct Mattermost {
+pub(crate) struct Mattermost {
     url: String,
 }
 
 impl Mattermost {
-    pub fn new(s: &Settings<'_>) -> Result<Mattermost, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Mattermost, NotifyError> {
         let url = s.required("mattermost", "url")?;
         crate::notify::check_http_url("mattermost", &url)?;
         Ok(Mattermost { url })

@@ -12,7 +12,7 @@ use crate::model::time::iso_seconds;
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     Down,
     Up,
     /// `overdue channel test`.
@@ -21,10 +21,10 @@ pub enum Event {
 
 /// The last ping at or before the flip.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LastPing {
-    pub at: Timestamp,
+pub(crate) struct LastPing {
+    pub(crate) at: Timestamp,
     pub kind: PingKind,
-    pub exit_status: Option<u8>,
+    pub(crate) exit_status: Option<u8>,
     pub remote_addr: Option<String>,
     /// Lossy UTF-8 of the stored body.
     pub body: String,
@@ -35,18 +35,18 @@ pub struct LastPing {
 pub struct Message {
     /// Stable per alert (retries reuse it), so receivers that deduplicate can.
     pub id: String,
-    pub event: Event,
+    pub(crate) event: Event,
     /// Queued by the channel's repeat interval while the check stays down.
     pub repeat: bool,
     /// The flip's reason: `fail`, `timeout` or "".
     pub reason: String,
     /// When the status changed.
-    pub at: Timestamp,
+    pub(crate) at: Timestamp,
     /// When the message is rendered (for "3 minutes ago").
     pub now: Timestamp,
-    pub site_name: String,
+    pub(crate) site_name: String,
     /// Where the check can be seen.
-    pub link: String,
+    pub(crate) link: String,
     pub project: String,
     pub check: Uuid,
     pub name: String,
@@ -56,15 +56,15 @@ pub struct Message {
     /// `Period: 1 day` or `Schedule: ... / Time zone: ...` lines.
     pub schedule: Vec<String>,
     pub n_pings: u64,
-    pub check_created: Timestamp,
-    pub last_ping: Option<LastPing>,
+    pub(crate) check_created: Timestamp,
+    pub(crate) last_ping: Option<LastPing>,
     /// The check's v3 JSON (webhook `$JSON`).
-    pub check_json: String,
+    pub(crate) check_json: String,
 }
 
 impl Message {
     /// `down`, `up` or `test`.
-    pub fn status(&self) -> &'static str {
+    pub(crate) fn status(&self) -> &'static str {
         match self.event {
             Event::Down => "down",
             Event::Up => "up",
@@ -73,7 +73,7 @@ impl Message {
     }
 
     /// The check's name, or its UUID when it has none.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         if self.name.is_empty() {
             self.check.to_string()
         } else {
@@ -82,7 +82,7 @@ impl Message {
     }
 
     /// `DOWN | Backups` (§8.3).
-    pub fn subject(&self) -> String {
+    pub(crate) fn subject(&self) -> String {
         match self.event {
             Event::Test => format!("TEST | {}", self.site_name),
             _ => format!("{} | {}", self.status().to_uppercase(), self.display_name()),
@@ -90,7 +90,7 @@ impl Message {
     }
 
     /// `received a failure signal` etc., without the final period; None for recoveries.
-    pub fn reason_text(&self) -> Option<&'static str> {
+    pub(crate) fn reason_text(&self) -> Option<&'static str> {
         if self.event != Event::Down {
             return None;
         }
@@ -102,7 +102,7 @@ impl Message {
     }
 
     /// The first line: `The check "Backups" has gone down.`
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         match self.event {
             Event::Test => format!(
                 "This is a test notification from {}. If you can read it, alerts reach you here.",
@@ -121,7 +121,7 @@ impl Message {
     }
 
     /// `2 minutes ago, from 10.0.0.1 (Failure)`-style summary of the last ping.
-    pub fn last_ping_line(&self) -> String {
+    pub(crate) fn last_ping_line(&self) -> String {
         match &self.last_ping {
             None => "never".to_string(),
             Some(p) => {
@@ -139,7 +139,7 @@ impl Message {
     }
 
     /// A few lines for chat services: headline, reason, last ping, link.
-    pub fn short_text(&self) -> String {
+    pub(crate) fn short_text(&self) -> String {
         let mut out = self.headline();
         if self.event == Event::Test {
             return out;
@@ -153,7 +153,7 @@ impl Message {
     }
 
     /// The plain-text email body of §8.3.
-    pub fn long_text(&self) -> String {
+    pub(crate) fn long_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}", self.headline());
         if self.event == Event::Test {
@@ -200,7 +200,7 @@ impl Message {
 }
 
 /// `Success`, `Failure`, `Exit status 3`, ... (§8.3 `Last ping type`).
-pub fn ping_type(p: &LastPing) -> String {
+pub(crate) fn ping_type(p: &LastPing) -> String {
     match (p.kind, p.exit_status) {
         (PingKind::Success | PingKind::Fail, Some(code)) => format!("Exit status {code}"),
         (PingKind::Success, None) => "Success".into(),
@@ -212,7 +212,7 @@ pub fn ping_type(p: &LastPing) -> String {
 }
 
 /// `just now`, `5 minutes ago`, `3 hours ago`, `2 days ago`.
-pub fn ago(d: SignedDuration) -> String {
+pub(crate) fn ago(d: SignedDuration) -> String {
     let secs = d.as_secs().max(0);
     let (n, unit) = match secs {
         0..60 => return "just now".into(),
@@ -238,7 +238,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A down alert for a check named "Backups", for the kinds' tests.
-    pub fn sample(event: Event) -> Message {
+    pub(crate) fn sample(event: Event) -> Message {
         let at: Timestamp = "2026-03-31T00:32:00Z".parse().expect("ts");
         Message {
             id: "42".into(),

@@ -4,25 +4,25 @@
 //! without I/O. `transport.rs` performs an `Outgoing` (reqwest, lettre, a child process);
 //! `worker.rs` reads the durable outbox, delivers, retries and records every attempt.
 
-pub mod discord;
-pub mod email;
-pub mod gotify;
-pub mod matrix;
-pub mod mattermost;
-pub mod message;
-pub mod ntfy;
-pub mod pushover;
-pub mod shell;
-pub mod slack;
-pub mod telegram;
-pub mod transport;
-pub mod webhook;
+pub(crate) mod discord;
+pub(crate) mod email;
+pub(crate) mod gotify;
+pub(crate) mod matrix;
+pub(crate) mod mattermost;
+pub(crate) mod message;
+pub(crate) mod ntfy;
+pub(crate) mod pushover;
+pub(crate) mod shell;
+pub(crate) mod slack;
+pub(crate) mod telegram;
+pub(crate) mod transport;
+pub(crate) mod webhook;
 pub mod worker;
 
 use crate::model::ChannelConfig;
 pub use crate::model::outbox::NotifyConfig;
-pub use message::{Event, Message};
-pub use transport::Transports;
+pub use message::Message;
+pub(crate) use transport::Transports;
 
 /// Every kind `channel add` accepts.
 pub const KINDS: &[&str] = &[
@@ -41,7 +41,7 @@ pub const KINDS: &[&str] = &[
 
 /// Why a channel's settings cannot make a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NotifyError {
+pub(crate) enum NotifyError {
     #[error("{kind} channel: {message}")]
     Config { kind: String, message: String },
     /// The channel has nothing to send for this event (e.g. a webhook without an up URL).
@@ -50,7 +50,7 @@ pub enum NotifyError {
 }
 
 impl NotifyError {
-    pub fn config(kind: &str, message: impl Into<String>) -> NotifyError {
+    pub(crate) fn config(kind: &str, message: impl Into<String>) -> NotifyError {
         NotifyError::Config {
             kind: kind.to_string(),
             message: message.into(),
@@ -60,18 +60,18 @@ impl NotifyError {
 
 /// An HTTP request to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpRequest {
+pub(crate) struct HttpRequest {
     pub method: String,
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Vec<u8>>,
     /// Only these statuses count as delivered (the webhook's list, §8.2); else any 2xx.
-    pub accept: Option<&'static [u16]>,
+    pub(crate) accept: Option<&'static [u16]>,
 }
 
 impl HttpRequest {
     /// A POST of `value` as JSON.
-    pub fn json(url: String, value: &serde_json::Value) -> HttpRequest {
+    pub(crate) fn json(url: String, value: &serde_json::Value) -> HttpRequest {
         HttpRequest {
             method: "POST".into(),
             url,
@@ -84,38 +84,40 @@ impl HttpRequest {
 
 /// An email to send through the server-wide SMTP settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Email {
-    pub to: String,
-    pub subject: String,
-    pub text: String,
+pub(crate) struct Email {
+    pub(crate) to: String,
+    pub(crate) subject: String,
+    pub(crate) text: String,
     /// The left part of the `Message-ID` (the transport adds `@` and the sender's domain):
     /// the same for every retry of one alert, different for every alert.
-    pub id_left: String,
+    pub(crate) id_left: String,
 }
 
 /// A command to run with `sh -c`, values in its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
-    pub command: String,
-    pub env: Vec<(String, String)>,
+pub(crate) struct Command {
+    pub(crate) command: String,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// What one notification amounts to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outgoing {
+pub(crate) enum Outgoing {
     Http(HttpRequest),
     Email(Email),
     Command(Command),
 }
 
 /// One channel kind.
-pub trait Notifier {
+pub(crate) trait Notifier {
     /// What to send for `msg`: pure, no I/O.
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError>;
 }
 
 /// The notifier of a channel's configuration, with its settings checked.
-pub fn notifier(config: &ChannelConfig) -> Result<Box<dyn Notifier + Send + Sync>, NotifyError> {
+pub(crate) fn notifier(
+    config: &ChannelConfig,
+) -> Result<Box<dyn Notifier + Send + Sync>, NotifyError> {
     Ok(match config {
         ChannelConfig::Email { address } => Box::new(email::EmailNotifier::new(address)?),
         ChannelConfig::Webhook(w) => Box::new(webhook::Webhook::new(w)?),
@@ -143,11 +145,11 @@ pub fn notifier(config: &ChannelConfig) -> Result<Box<dyn Notifier + Send + Sync
 }
 
 /// Read access to an `Other` channel's key/value settings.
-pub struct Settings<'a>(pub &'a [(String, String)]);
+pub(crate) struct Settings<'a>(pub &'a [(String, String)]);
 
 impl Settings<'_> {
     /// A setting, "" when absent.
-    pub fn get(&self, key: &str) -> &str {
+    pub(crate) fn get(&self, key: &str) -> &str {
         self.0
             .iter()
             .find(|(k, _)| k == key)
@@ -155,7 +157,7 @@ impl Settings<'_> {
     }
 
     /// A setting that must be present and not empty.
-    pub fn required(&self, kind: &str, key: &str) -> Result<String, NotifyError> {
+    pub(crate) fn required(&self, kind: &str, key: &str) -> Result<String, NotifyError> {
         match self.get(key) {
             "" => Err(NotifyError::config(kind, format!("needs --{key}"))),
             v => Ok(v.to_string()),
@@ -163,7 +165,7 @@ impl Settings<'_> {
     }
 
     /// The base URL (`url` setting) or the kind's public default, without a trailing slash.
-    pub fn base_url(&self, kind: &str, default: &str) -> Result<String, NotifyError> {
+    pub(crate) fn base_url(&self, kind: &str, default: &str) -> Result<String, NotifyError> {
         let url = match self.get("url") {
             "" => default,
             v => v,
@@ -174,7 +176,7 @@ impl Settings<'_> {
 }
 
 /// An http(s) URL, or a configuration error naming the kind.
-pub fn check_http_url(kind: &str, url: &str) -> Result<(), NotifyError> {
+pub(crate) fn check_http_url(kind: &str, url: &str) -> Result<(), NotifyError> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
     } else {

@@ -7,9 +7,9 @@ use serde_json::json;
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub const DEFAULT_URL: &str = "https://ntfy.sh";
+pub(crate) const DEFAULT_URL: &str = "https://ntfy.sh";
 
-pub struct Ntfy {
+pub(crate) struct Ntfy {
     base: String,
     topic: String,
     token: String,
@@ -17,7 +17,7 @@ pub struct Ntfy {
 }
 
 impl Ntfy {
-    pub fn new(s: &Settings<'_>) -> Result<Ntfy, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Ntfy, NotifyError> {
         let priority = match s.get("priority") {
             "" => 4,
             p => p

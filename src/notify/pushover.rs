@@ -4,9 +4,9 @@
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub const DEFAULT_URL: &str = "https://api.pushover.net";
+pub(crate) const DEFAULT_URL: &str = "https://api.pushover.net";
 
-pub struct Pushover {
+pub(crate) struct Pushover {
     base: String,
     token: String,
     user: String,
@@ -14,7 +14,7 @@ pub struct Pushover {
 }
 
 impl Pushover {
-    pub fn new(s: &Settings<'_>) -> Result<Pushover, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Pushover, NotifyError> {
         // Emergency priority (2) needs retry/expire receipts; it is not offered.
         let priority = match s.get("priority") {
             "" => 0,

@@ -6,13 +6,13 @@
 use crate::notify::message::{Event, Message};
 use crate::notify::{Command, Notifier, NotifyError, Outgoing, Settings};
 
-pub struct Shell {
+pub(crate) struct Shell {
     down: String,
     up: String,
 }
 
 impl Shell {
-    pub fn new(s: &Settings<'_>) -> Result<Shell, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Shell, NotifyError> {
         let (down, up) = (s.get("cmd_down").to_string(), s.get("cmd_up").to_string());
         if down.is_empty() && up.is_empty() {
             return Err(NotifyError::config("shell", "needs --cmd-down or --cmd-up"));
@@ -22,7 +22,7 @@ impl Shell {
 }
 
 /// The environment of a command.
-pub fn env(msg: &Message) -> Vec<(String, String)> {
+pub(crate) fn env(msg: &Message) -> Vec<(String, String)> {
     let exit = msg
         .last_ping
         .as_ref()

@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub struct Slack {
+pub(crate) struct Slack {
     url: String,
 }
 
 impl Slack {
-    pub fn new(s: &Settings<'_>) -> Result<Slack, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Slack, NotifyError> {
         let url = s.required("slack", "url")?;
         crate::notify::check_http_url("slack", &url)?;
         Ok(Slack { url })
@@ -19,7 +19,7 @@ impl Slack {
 }
 
 /// The Slack-compatible payload (shared with Mattermost).
-pub fn payload(msg: &Message) -> Value {
+pub(crate) fn payload(msg: &Message) -> Value {
     let color = match msg.event {
         Event::Down => "danger",
         Event::Up => "good",

@@ -6,16 +6,16 @@ use serde_json::json;
 use crate::notify::message::Message;
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
-pub const DEFAULT_URL: &str = "https://api.telegram.org";
+pub(crate) const DEFAULT_URL: &str = "https://api.telegram.org";
 
-pub struct Telegram {
+pub(crate) struct Telegram {
     base: String,
     token: String,
     chat: String,
 }
 
 impl Telegram {
-    pub fn new(s: &Settings<'_>) -> Result<Telegram, NotifyError> {
+    pub(crate) fn new(s: &Settings<'_>) -> Result<Telegram, NotifyError> {
         let token = s.required("telegram", "token")?;
         // Bot tokens are `<digits>:<letters, digits, _ and ->` and go into the path as is.
         if !token
@@ -72,7 +72,7 @@ mod tests {
         assert_eq!(req.url, "https://api.telegram.org/bot123:ABC/sendMessage");
         let body: serde_json::Value =
             serde_json::from_slice(req.body.as_deref().expect("body")).expect("json");
-        assert_eq!(body["chat_id"], -100200);
+        assert_eq!(body["chat_id"], -100_200);
         assert!(
             body["text"]
                 .as_str()

@@ -16,7 +16,7 @@ use crate::notify::{Command, Email, HttpRequest, NotifyConfig, Outgoing};
 /// The outcome of one attempt: a status code when the receiver answered, and an error text
 /// ("" when delivered).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub code: Option<u16>,
     pub error: String,
 }
@@ -42,7 +42,7 @@ impl Attempt {
         }
     }
 
-    pub fn is_ok(&self) -> bool {
+    pub(crate) fn is_ok(&self) -> bool {
         self.error.is_empty()
     }
 }
@@ -59,7 +59,7 @@ pub enum TransportError {
 }
 
 /// Everything needed to send, built once per worker.
-pub struct Transports {
+pub(crate) struct Transports {
     http: reqwest::Client,
     smtp: Option<(AsyncSmtpTransport<Tokio1Executor>, Mailbox)>,
     allow_shell: bool,
@@ -67,7 +67,7 @@ pub struct Transports {
 }
 
 impl Transports {
-    pub fn new(config: &NotifyConfig) -> Result<Transports, TransportError> {
+    pub(crate) fn new(config: &NotifyConfig) -> Result<Transports, TransportError> {
         crate::tls::install_provider();
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -101,7 +101,7 @@ impl Transports {
     }
 
     /// Sends one notification; never takes much longer than the configured timeout.
-    pub async fn send(&self, out: &Outgoing) -> Attempt {
+    pub(crate) async fn send(&self, out: &Outgoing) -> Attempt {
         let work = async {
             match out {
                 Outgoing::Http(req) => self.http(req).await,
@@ -117,9 +117,8 @@ impl Transports {
     }
 
     async fn http(&self, req: &HttpRequest) -> Attempt {
-        let method = match reqwest::Method::from_bytes(req.method.as_bytes()) {
-            Ok(m) => m,
-            Err(_) => return Attempt::failed(None, format!("bad method {:?}", req.method)),
+        let Ok(method) = reqwest::Method::from_bytes(req.method.as_bytes()) else {
+            return Attempt::failed(None, format!("bad method {:?}", req.method));
         };
         let mut builder = self.http.request(method, &req.url);
         for (k, v) in &req.headers {

@@ -10,16 +10,16 @@ use crate::notify::message::{Event, Message};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, check_http_url};
 
 /// Statuses that count as delivered (§8.2).
-pub const ACCEPTED: &[u16] = &[200, 201, 202, 204];
+pub(crate) const ACCEPTED: &[u16] = &[200, 201, 202, 204];
 /// Longest URL and body template (§8.2).
-pub const TEMPLATE_MAX: usize = 1000;
+pub(crate) const TEMPLATE_MAX: usize = 1000;
 
-pub struct Webhook {
+pub(crate) struct Webhook {
     config: WebhookConfig,
 }
 
 impl Webhook {
-    pub fn new(config: &WebhookConfig) -> Result<Webhook, NotifyError> {
+    pub(crate) fn new(config: &WebhookConfig) -> Result<Webhook, NotifyError> {
         if config.down.is_none() && config.up.is_none() {
             return Err(NotifyError::config(
                 "webhook",
@@ -80,14 +80,14 @@ impl Notifier for Webhook {
 
 /// Where a template is used; decides how values are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     Url,
     Header,
     Body,
 }
 
 /// Fills the placeholders of `template` (§8.2).
-pub fn expand(template: &str, msg: &Message, enc: Encoding) -> String {
+pub(crate) fn expand(template: &str, msg: &Message, enc: Encoding) -> String {
     let safe = |v: &str| match enc {
         // Python's `quote` default: `/` stays.
         Encoding::Url => quote(v, b"/"),
@@ -145,7 +145,7 @@ pub fn expand(template: &str, msg: &Message, enc: Encoding) -> String {
 }
 
 /// Characters outside Latin-1 as XML character references (header values must be Latin-1).
-pub fn latin1_refs(s: &str) -> String {
+pub(crate) fn latin1_refs(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if u32::from(c) <= 0xff {

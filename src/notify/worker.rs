@@ -28,11 +28,11 @@ use crate::service::reads::PingWithBody;
 use crate::service::{Service, ServiceError};
 
 /// Longest sleep when nothing is scheduled: a stepped wall clock is noticed this often.
-pub const MAX_SLEEP: Duration = Duration::from_secs(60);
+pub(crate) const MAX_SLEEP: Duration = Duration::from_secs(60);
 /// Pings read back to find the last one at or before a flip.
 const PINGS_SCANNED: usize = 64;
 /// Name shown in messages.
-pub const SITE_NAME: &str = "overdue";
+pub(crate) const SITE_NAME: &str = "overdue";
 
 /// Starts the worker on `service` (its transports are built from the service's settings).
 pub fn start(service: Arc<Service>) -> Result<tokio::task::JoinHandle<()>, TransportError> {
@@ -41,13 +41,13 @@ pub fn start(service: Arc<Service>) -> Result<tokio::task::JoinHandle<()>, Trans
 }
 
 /// A worker ready to run: its transports are built.
-pub struct Worker {
+pub(crate) struct Worker {
     service: Arc<Service>,
     transports: Arc<Transports>,
 }
 
 /// Builds the worker's transports from the service's settings.
-pub fn prepare(service: Arc<Service>) -> Result<Worker, TransportError> {
+pub(crate) fn prepare(service: Arc<Service>) -> Result<Worker, TransportError> {
     let transports = Arc::new(Transports::new(&service.config().notify)?);
     Ok(Worker {
         service,
@@ -58,7 +58,7 @@ pub fn prepare(service: Arc<Service>) -> Result<Worker, TransportError> {
 impl Worker {
     /// Delivers until `stop` resolves; then waits for the deliveries under way to let go
     /// (an attempt cut short leaves its entry in the outbox, tried again at the next start).
-    pub async fn run(self, stop: impl std::future::Future<Output = ()>) {
+    pub(crate) async fn run(self, stop: impl std::future::Future<Output = ()>) {
         let mut stop = std::pin::pin!(stop);
         let mut running: JoinSet<(u64, Uuid)> = JoinSet::new();
         tokio::select! {
@@ -306,7 +306,7 @@ async fn prepare_message(service: &Service, entry: &OutboxEntry) -> Option<(Chan
     };
     let mut msg = message_for(service, &check, &project, event, entry.flip_created);
     msg.id = entry.seq.to_string();
-    msg.reason = entry.reason.clone();
+    msg.reason.clone_from(&entry.reason);
     msg.repeat = entry.reason == REPEAT_REASON;
     msg.last_ping = last_ping;
     Some((channel, msg))
@@ -338,7 +338,7 @@ async fn last_ping(
 }
 
 /// A message about `check` (without id, reason or last ping).
-pub fn message_for(
+pub(crate) fn message_for(
     service: &Service,
     check: &Check,
     project: &str,
@@ -358,7 +358,11 @@ pub fn message_for(
         at,
         now,
         site_name: SITE_NAME.to_string(),
-        link: urls.check_url(check),
+        link: crate::model::outbox::check_link(
+            service.site_root(),
+            &check.uuid,
+            service.config().notify.dashboard,
+        ),
         project: project.to_string(),
         check: check.uuid,
         name: check.name.clone(),
@@ -374,7 +378,7 @@ pub fn message_for(
 }
 
 /// `Period: 1 day`, or the schedule and its time zone (§8.3 Details).
-pub fn schedule_lines(check: &Check) -> Vec<String> {
+pub(crate) fn schedule_lines(check: &Check) -> Vec<String> {
     match check.kind {
         Kind::Simple => vec![format!("Period: {}", period(check.timeout))],
         Kind::Cron | Kind::OnCalendar => vec![
@@ -385,7 +389,7 @@ pub fn schedule_lines(check: &Check) -> Vec<String> {
 }
 
 /// `1 day`, `2 hours 30 minutes`, `90 seconds`-style rendering of a period in seconds.
-pub fn period(secs: i64) -> String {
+pub(crate) fn period(secs: i64) -> String {
     let mut parts = Vec::new();
     let mut rest = secs.max(0);
     for (unit, size) in [
@@ -408,7 +412,7 @@ pub fn period(secs: i64) -> String {
 
 /// Sends a test notification through `channel` now (no outbox, no retries) and records the
 /// attempt like any other.
-pub async fn send_test(
+pub(crate) async fn send_test(
     service: &Service,
     transports: &Transports,
     channel: &Channel,

@@ -7,12 +7,12 @@
 /// A naive wall-clock time with whole seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Civil {
-    pub year: i32,
-    pub month: u8,
-    pub day: u8,
-    pub hour: u8,
-    pub minute: u8,
-    pub second: u8,
+    pub(crate) year: i32,
+    pub(crate) month: u8,
+    pub(crate) day: u8,
+    pub(crate) hour: u8,
+    pub(crate) minute: u8,
+    pub(crate) second: u8,
 }
 
 pub(super) fn is_leap(year: i32) -> bool {
@@ -149,19 +149,19 @@ fn next_bit(mask: u64, from: u8) -> Option<u8> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct DayRule {
     /// Bit d (1..=31): day-of-month d.
-    pub dom: u32,
+    pub(crate) dom: u32,
     /// Bit r (1..=31): the r-th day counted from the month's end (r = 1 is the last day).
-    pub dom_from_end: u32,
+    pub(crate) dom_from_end: u32,
     /// Cron `LW`: last Monday-to-Friday day of the month.
-    pub dom_last_weekday: bool,
+    pub(crate) dom_last_weekday: bool,
     /// Bit w (0 = Sunday): every such weekday.
-    pub dow: u8,
+    pub(crate) dow: u8,
     /// Bit w: the last such weekday of the month (cron `<d>L`).
-    pub dow_last: u8,
+    pub(crate) dow_last: u8,
     /// Index w, bit n (1..=5): the n-th such weekday of the month (cron `<d>#<n>`).
-    pub dow_nth: [u8; 7],
+    pub(crate) dow_nth: [u8; 7],
     /// Day-of-month and day-of-week conditions combine with AND (else OR).
-    pub and: bool,
+    pub(crate) and: bool,
 }
 
 impl DayRule {
@@ -220,14 +220,14 @@ impl DayRule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CalendarSpec {
     /// Bit (y - 1970) for OnCalendar years 1970..=2199; `None` means every year (cron).
-    pub years: Option<[u64; 4]>,
+    pub(crate) years: Option<[u64; 4]>,
     /// Bits 1..=12.
-    pub months: u16,
-    pub days: DayRule,
+    pub(crate) months: u16,
+    pub(crate) days: DayRule,
     /// Bits 0..=23, 0..=59, 0..=59.
-    pub hours: u32,
-    pub minutes: u64,
-    pub seconds: u64,
+    pub(crate) hours: u32,
+    pub(crate) minutes: u64,
+    pub(crate) seconds: u64,
 }
 
 pub(super) const YEAR_BASE: i32 = 1970;

@@ -64,7 +64,7 @@ impl Field {
             _ => &[],
         };
         if let Some(i) = names.iter().position(|n| *n == s) {
-            let base = if self == Field::Month { 1 } else { 0 };
+            let base = u8::from(self == Field::Month);
             return Ok(i as u8 + base);
         }
         let v = self.digits(s)?;
@@ -88,7 +88,7 @@ struct Items {
 }
 
 impl Items {
-    fn merge(&mut self, other: Items) {
+    fn merge(&mut self, other: &Items) {
         self.values |= other.values;
         self.last |= other.last;
         self.last_weekday |= other.last_weekday;
@@ -134,7 +134,7 @@ fn parse_field(field: Field, s: &str) -> Result<Items, ScheduleError> {
     if s.contains(',') {
         let mut all = Items::default();
         for term in s.split(',') {
-            all.merge(parse_field(field, term)?);
+            all.merge(&parse_field(field, term)?);
         }
         return Ok(all);
     }
@@ -171,7 +171,7 @@ fn parse_field(field: Field, s: &str) -> Result<Items, ScheduleError> {
             // `L/2` and `LW/3` keep their plain meaning, as in cronsim.
             return Ok(items);
         }
-        let values = if items.values.count_ones() == 1 {
+        let values = if items.values.is_power_of_two() {
             let start = items.values.trailing_zeros() as u8;
             range_bits(start, hi)
         } else {

@@ -38,7 +38,7 @@ pub fn detect_kind(expr: &str) -> ScheduleKind {
 /// of at most three letters (`MON`, `JAN`, `L`, `LW`). Such an expression is detected as
 /// OnCalendar by the §6.1 rule (not 5 fields), and OnCalendar's complaint ("invalid weekday")
 /// would be about a dialect the user did not write; its errors are worth showing in full.
-pub fn looks_like_cron(expr: &str) -> bool {
+pub(crate) fn looks_like_cron(expr: &str) -> bool {
     let expr = text::py_strip(expr);
     let fields = text::py_split(expr);
     let word_ok = |w: &str| w.is_empty() || w.len() <= 3;
@@ -207,15 +207,10 @@ impl Schedule {
             Rules::OnCalendar(lines) => lines.iter().any(|l| l.spec.contains(c)),
         }
     }
-
-    /// The time zone the schedule is evaluated in (lines with their own zone excepted).
-    pub fn time_zone(&self) -> &TimeZone {
-        &self.tz
-    }
 }
 
 /// Parse and validate with the UTC zone; returns the detected kind.
-pub fn validate(expr: &str) -> Result<ScheduleKind, ScheduleError> {
+pub(crate) fn validate(expr: &str) -> Result<ScheduleKind, ScheduleError> {
     Schedule::parse(expr, "UTC").map(|s| s.kind())
 }
 

@@ -13,7 +13,7 @@ use super::tz;
 /// One line of an OnCalendar schedule.
 #[derive(Debug, Clone)]
 pub(super) struct Line {
-    pub spec: CalendarSpec,
+    pub(crate) spec: CalendarSpec,
     /// Trailing zone of the line, overriding the check's zone.
     pub tz: Option<TimeZone>,
 }

@@ -2,7 +2,7 @@
 //! `str.strip()`, digit-only integers), so edge cases like tabs or odd separators split the
 //! same way as in Healthchecks.
 
-/// Python's `str.isspace()` set: Unicode White_Space plus the ASCII separators 0x1C..=0x1F.
+/// Python's `str.isspace()` set: Unicode `White_Space` plus the ASCII separators 0x1C..=0x1F.
 pub(super) fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }

@@ -22,7 +22,7 @@ pub fn canonical(name: &str) -> Option<&'static str> {
 /// An accepted name (allowed or legacy) as the static string of its table, so that a check
 /// keeps the name it was given without allocating: declarative clients (Terraform, Ansible)
 /// compare what they sent with what they read back (issue 14.10). `None` for anything else.
-pub fn accepted(name: &str) -> Option<&'static str> {
+pub(crate) fn accepted(name: &str) -> Option<&'static str> {
     if let Ok(i) = ALLOWED.binary_search(&name) {
         return Some(ALLOWED[i]);
     }

@@ -14,7 +14,7 @@ use tokio::time::{Instant, Sleep};
 use crate::server::deadline::{ConnClock, Timeouts};
 
 /// A TCP stream with the read and write deadlines of `deadline.rs`.
-pub struct TimedStream {
+pub(super) struct TimedStream {
     inner: TcpStream,
     clock: ConnClock,
     timeouts: Timeouts,
@@ -23,7 +23,7 @@ pub struct TimedStream {
 }
 
 impl TimedStream {
-    pub fn new(inner: TcpStream, timeouts: Timeouts) -> TimedStream {
+    pub(super) fn new(inner: TcpStream, timeouts: Timeouts) -> TimedStream {
         let now = Instant::now();
         TimedStream {
             inner,

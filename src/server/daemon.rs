@@ -30,35 +30,35 @@ use crate::service::{Clock, Service, ServiceConfig, ServiceError};
 /// Everything the daemon needs, checked before it starts (`cli::serve` builds it from the
 /// flags and the environment).
 #[derive(Debug, Clone)]
-pub struct DaemonConfig {
+pub(crate) struct DaemonConfig {
     /// Data directory (the data file and the control socket).
-    pub data: PathBuf,
+    pub(crate) data: PathBuf,
     /// Address of the HTTP listener.
     pub listen: String,
     /// A valid http(s) site root, or None for `http://` + the bound address.
     pub site_root: Option<String>,
     /// The SMTP listener for email pings, with the domain of their addresses.
-    pub email: Option<EmailPings>,
+    pub(crate) email: Option<EmailPings>,
     /// The service's settings; its `site_root` and `listen` are filled in once bound.
-    pub service: ServiceConfig,
-    pub api: ApiConfig,
+    pub(crate) service: ServiceConfig,
+    pub(crate) api: ApiConfig,
     /// HTTP connections wanted at once (lowered to fit the open-file limit).
     pub max_connections: usize,
-    pub timeouts: Timeouts,
+    pub(crate) timeouts: Timeouts,
     /// How long open requests may take to finish at shutdown.
-    pub shutdown_grace: Duration,
+    pub(crate) shutdown_grace: Duration,
 }
 
 /// Where email pings are received, and for which domain.
 #[derive(Debug, Clone)]
-pub struct EmailPings {
+pub(crate) struct EmailPings {
     pub listen: String,
-    pub domain: String,
+    pub(crate) domain: String,
 }
 
 /// Why the daemon could not start, or stopped with a failure.
 #[derive(Debug, thiserror::Error)]
-pub enum DaemonError {
+pub(crate) enum DaemonError {
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -90,12 +90,12 @@ pub enum DaemonError {
 }
 
 /// A future that resolves when the daemon stops.
-pub type Stop = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+pub(crate) type Stop = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The admin socket the command line answers on (the command line owns its protocol; the
 /// daemon owns its task): bound in the data directory once the service is open, served until
 /// the stop signal, removed at the end.
-pub trait AdminSocket: Send + 'static {
+pub(crate) trait AdminSocket: Send + 'static {
     fn bind(&self, data: &std::path::Path) -> std::io::Result<tokio::net::UnixListener>;
     fn serve(
         &self,
@@ -195,7 +195,12 @@ fn fit_connections(wanted: usize, smtp: bool) -> usize {
 
 /// What a first start prints about the project it created: its keys, shown only this once
 /// (an import into an empty data directory prints the same).
-pub fn first_start_keys(project: &Project, rw: &NewKey, ro: &NewKey, site_root: &str) -> String {
+pub(crate) fn first_start_keys(
+    project: &Project,
+    rw: &NewKey,
+    ro: &NewKey,
+    site_root: &str,
+) -> String {
     format!(
         "First start: created project \"{}\". These keys are shown only this once:\n  \
          read-write API key: {}\n  read-only API key:  {}\n  ping key:           {}\n\
@@ -205,7 +210,7 @@ pub fn first_start_keys(project: &Project, rw: &NewKey, ro: &NewKey, site_root: 
 }
 
 /// Runs the daemon until `shutdown` resolves or the data file gives up on writes.
-pub async fn run(
+pub(crate) async fn run(
     config: DaemonConfig,
     admin: impl AdminSocket,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -323,12 +328,13 @@ pub async fn run(
     crate::server::run(listener, app, limits, stop, shutdown_grace).await;
     tasks.stop().await;
     admin.remove(&data);
-    match Arc::try_unwrap(service) {
-        Ok(service) => service.close().await,
-        Err(_) => tracing::warn!(
+    if let Ok(service) = Arc::try_unwrap(service) {
+        service.close().await;
+    } else {
+        tracing::warn!(
             "requests that outlived the shutdown grace still hold the service; exiting without \
              waiting for them"
-        ),
+        );
     }
     if gave_up.load(std::sync::atomic::Ordering::Acquire) {
         return Err(DaemonError::StorageGaveUp(give_up_secs));

@@ -23,9 +23,9 @@ use tokio::time::Instant;
 
 /// The three bounds; every one is at least a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    pub header: Duration,
-    pub idle: Duration,
+pub(crate) struct Timeouts {
+    pub(crate) header: Duration,
+    pub(crate) idle: Duration,
     pub body: Duration,
 }
 
@@ -42,7 +42,7 @@ enum Phase {
 
 /// The read-deadline state of one connection.
 #[derive(Debug, Clone)]
-pub struct ConnClock {
+pub(crate) struct ConnClock {
     phase: Phase,
     /// When a write started waiting for the client to take bytes, if one is waiting.
     write_blocked: Option<Instant>,
@@ -52,9 +52,9 @@ pub struct ConnClock {
 /// far (a `\n\n` also ends a head). 4 means the head is complete.
 fn advance(tail: u8, byte: u8) -> u8 {
     match (tail, byte) {
-        (0, b'\r') | (2, b'\r') => tail + 1,
+        (0 | 2, b'\r') => tail + 1,
         (1, b'\n') => 2,
-        (3, b'\n') | (2, b'\n') => 4,
+        (3 | 2, b'\n') => 4,
         (_, b'\n') => 2,
         (_, b'\r') => 1,
         _ => 0,
@@ -63,7 +63,7 @@ fn advance(tail: u8, byte: u8) -> u8 {
 
 impl ConnClock {
     /// A connection accepted at `now`.
-    pub fn new(now: Instant) -> ConnClock {
+    pub(crate) fn new(now: Instant) -> ConnClock {
         ConnClock {
             phase: Phase::Waiting {
                 since: now,
@@ -74,7 +74,7 @@ impl ConnClock {
     }
 
     /// Bytes arrived at `now`.
-    pub fn on_read(&mut self, bytes: &[u8], now: Instant) {
+    pub(crate) fn on_read(&mut self, bytes: &[u8], now: Instant) {
         for &b in bytes {
             match &mut self.phase {
                 // Empty lines before a request line are allowed (RFC 9112 §2.2) and are not
@@ -100,7 +100,7 @@ impl ConnClock {
 
     /// Bytes of a response were written at `now`. A final response ends the request; an
     /// interim one (`HTTP/1.1 100 Continue`) does not.
-    pub fn on_write(&mut self, bytes: &[u8], now: Instant) {
+    pub(crate) fn on_write(&mut self, bytes: &[u8], now: Instant) {
         self.write_blocked = None;
         let interim = bytes.starts_with(b"HTTP/1.1 1") || bytes.starts_with(b"HTTP/1.0 1");
         if self.phase == Phase::Busy && !bytes.is_empty() && !interim {
@@ -112,12 +112,12 @@ impl ConnClock {
     }
 
     /// A write found the client's receive window full at `now`.
-    pub fn on_write_blocked(&mut self, now: Instant) {
+    pub(crate) fn on_write_blocked(&mut self, now: Instant) {
         self.write_blocked.get_or_insert(now);
     }
 
     /// When a read that is waiting now must give up, if ever.
-    pub fn read_deadline(&self, t: &Timeouts) -> Option<Instant> {
+    pub(crate) fn read_deadline(&self, t: &Timeouts) -> Option<Instant> {
         match self.phase {
             Phase::Waiting { since, fresh: true } => Some(since + t.header),
             Phase::Waiting {
@@ -130,7 +130,7 @@ impl ConnClock {
     }
 
     /// When a write that is waiting now must give up, if ever.
-    pub fn write_deadline(&self, t: &Timeouts) -> Option<Instant> {
+    pub(crate) fn write_deadline(&self, t: &Timeouts) -> Option<Instant> {
         self.write_blocked.map(|since| since + t.idle)
     }
 }

@@ -17,9 +17,9 @@
 //! it, and one protocol keeps one set of limits.
 
 mod conn;
-pub mod daemon;
-pub mod deadline;
-pub mod sd_notify;
+pub(crate) mod daemon;
+pub(crate) mod deadline;
+pub(crate) mod sd_notify;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,17 +33,14 @@ use tower_service::Service as _;
 
 use crate::api::{App, Peer};
 use crate::web::filter;
-pub use deadline::Timeouts;
-
-/// How long in-flight requests may take to finish after shutdown is asked for.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) use deadline::Timeouts;
 
 /// What the server allows each connection and all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Connections served at once; more are refused.
     pub max_connections: usize,
-    pub timeouts: Timeouts,
+    pub(crate) timeouts: Timeouts,
 }
 
 impl Default for Limits {
@@ -155,6 +152,7 @@ async fn serve(
 /// which a fresh socket's does) and closes it, without a task or a wait.
 fn refuse(stream: TcpStream) {
     let _ = stream.try_write(REFUSAL);
+    drop(stream);
     tracing::debug!("refused a connection: every connection slot is taken");
 }
 

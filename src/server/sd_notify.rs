@@ -1,23 +1,23 @@
 //! systemd readiness notification for `Type=notify` units: `overdue serve` sends `READY=1` once
 //! it listens and has opened its data, and `STOPPING=1` when it begins to shut down, as one
-//! datagram each to the socket named by `$NOTIFY_SOCKET` (the sd_notify protocol). Without the
+//! datagram each to the socket named by `$NOTIFY_SOCKET` (the `sd_notify` protocol). Without the
 //! variable (not started by systemd) nothing is sent.
 
 use std::io;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 
 /// The environment variable systemd sets for services that may notify.
-pub const NOTIFY_SOCKET: &str = "NOTIFY_SOCKET";
+pub(crate) const NOTIFY_SOCKET: &str = "NOTIFY_SOCKET";
 
 /// Where `$NOTIFY_SOCKET` points: a path, or (a leading `@`) a Linux abstract socket name.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Target<'a> {
+pub(crate) enum Target<'a> {
     Path(&'a str),
     Abstract(&'a str),
 }
 
 /// Reads a `$NOTIFY_SOCKET` value; `None` when empty (nothing to notify).
-pub fn parse_target(value: &str) -> Option<Target<'_>> {
+pub(crate) fn parse_target(value: &str) -> Option<Target<'_>> {
     match value.strip_prefix('@') {
         Some(name) => Some(Target::Abstract(name)),
         None if value.is_empty() => None,
@@ -46,7 +46,7 @@ fn address(target: &Target<'_>) -> io::Result<SocketAddr> {
 }
 
 /// Sends `state` (e.g. `READY=1`) to `target`.
-pub fn send_to(target: &Target<'_>, state: &str) -> io::Result<()> {
+pub(crate) fn send_to(target: &Target<'_>, state: &str) -> io::Result<()> {
     let socket = UnixDatagram::unbound()?;
     socket.send_to_addr(state.as_bytes(), &address(target)?)?;
     Ok(())
@@ -54,7 +54,7 @@ pub fn send_to(target: &Target<'_>, state: &str) -> io::Result<()> {
 
 /// Sends `state` to `$NOTIFY_SOCKET` if it is set; a failure is logged, never fatal (the
 /// service works the same, systemd only learns of it later).
-pub fn notify(state: &str) {
+pub(crate) fn notify(state: &str) {
     let Some(value) = std::env::var_os(NOTIFY_SOCKET) else {
         return;
     };

@@ -19,14 +19,14 @@ pub struct NewKey {
 
 /// What removing a project takes with it.
 #[derive(Debug, Clone, Default)]
-pub struct Removed {
+pub(crate) struct Removed {
     pub checks: usize,
     pub channels: usize,
-    pub keys: usize,
+    pub(crate) keys: usize,
 }
 
 /// What removing the project `name` would remove (nothing is changed).
-pub fn project_contents(state: &State, name: &str) -> Result<Removed, AdminError> {
+pub(crate) fn project_contents(state: &State, name: &str) -> Result<Removed, AdminError> {
     let p = project_named(state, name)?;
     Ok(Removed {
         checks: state.checks_of(&p.uuid).count(),
@@ -36,7 +36,7 @@ pub fn project_contents(state: &State, name: &str) -> Result<Removed, AdminError
 }
 
 /// The project named `name`, or `NoSuchProject`.
-pub fn project_named(state: &State, name: &str) -> Result<Project, AdminError> {
+pub(crate) fn project_named(state: &State, name: &str) -> Result<Project, AdminError> {
     state
         .project_by_name(name)
         .cloned()
@@ -45,7 +45,7 @@ pub fn project_named(state: &State, name: &str) -> Result<Project, AdminError> {
 
 /// The project an admin command names or, when it names none, the only project there is.
 /// With several projects it does not guess: the error lists them.
-pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, AdminError> {
+pub(crate) fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, AdminError> {
     if let Some(name) = name {
         return project_named(state, name);
     }
@@ -62,7 +62,11 @@ pub fn project_or_only(state: &State, name: Option<&str>) -> Result<Project, Adm
 
 /// A check named by UUID (then no project is needed), or by slug or else by name within the
 /// project `project_or_only` picks. A slug or name that several checks share is refused.
-pub fn check_named(state: &State, project: Option<&str>, ident: &str) -> Result<Check, AdminError> {
+pub(crate) fn check_named(
+    state: &State,
+    project: Option<&str>,
+    ident: &str,
+) -> Result<Check, AdminError> {
     let by_uuid = Uuid::parse_str(ident).ok().and_then(|u| state.check(&u));
     if let Some(check) = by_uuid {
         match project {
@@ -97,7 +101,11 @@ pub fn check_named(state: &State, project: Option<&str>, ident: &str) -> Result<
 }
 
 /// The channel of `project` named by UUID or by (unique) name.
-pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channel, AdminError> {
+pub(crate) fn channel_named(
+    state: &State,
+    project: &str,
+    ident: &str,
+) -> Result<Channel, AdminError> {
     let p = project_named(state, project)?;
     let candidates: Vec<&Channel> = state
         .channels_of(&p.uuid)
@@ -118,29 +126,29 @@ pub fn channel_named(state: &State, project: &str, ident: &str) -> Result<Channe
 
 /// How a new channel joins its project.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NewChannel {
+pub(crate) struct NewChannel {
     /// Repeat a down alert this often while a check stays down (off when None).
     pub repeat: Option<SignedDuration>,
     /// Give the channel to checks created later without naming their channels
     /// ([`Channel::default_for_new`]).
-    pub default_for_new: bool,
+    pub(crate) default_for_new: bool,
     /// Assign the channel to every check the project has now.
-    pub assign_existing: bool,
+    pub(crate) assign_existing: bool,
     /// Refuse a name the project already uses (`channel add` does: checks name their channels
     /// by it). Imported data may hold duplicates; the API then reports the name as a
     /// non-unique channel identifier.
-    pub unique_name: bool,
+    pub(crate) unique_name: bool,
 }
 
 /// A channel as added, and how many existing checks it was assigned to.
 #[derive(Debug, Clone)]
-pub struct AddedChannel {
-    pub channel: Channel,
-    pub assigned: usize,
+pub(crate) struct AddedChannel {
+    pub(crate) channel: Channel,
+    pub(crate) assigned: usize,
 }
 
 /// Name of the project the first `serve` creates.
-pub const DEFAULT_PROJECT: &str = "default";
+pub(crate) const DEFAULT_PROJECT: &str = "default";
 
 impl Service {
     /// Creates a project with fresh ping and badge keys.
@@ -175,7 +183,7 @@ impl Service {
     }
 
     /// Removes a project with all its checks (and their pings and flips), channels and keys.
-    pub async fn remove_project(&self, name: &str) -> Result<Removed, ServiceError> {
+    pub(crate) async fn remove_project(&self, name: &str) -> Result<Removed, ServiceError> {
         let name = name.to_string();
         let removed = self
             .write(move |ctx| {
@@ -327,7 +335,7 @@ impl Service {
 
     /// Adds a channel to a project, assigned to its existing checks, marked a default for new
     /// ones and with a name of its own as `options` say.
-    pub async fn add_channel_with(
+    pub(crate) async fn add_channel_with(
         &self,
         project: &str,
         name: &str,
@@ -384,7 +392,7 @@ impl Service {
 
     /// Marks a channel (by UUID or name) as a default for new checks, or not. Checks that
     /// already exist keep their channels.
-    pub async fn set_channel_default(
+    pub(crate) async fn set_channel_default(
         &self,
         project: &str,
         id_or_name: &str,
@@ -440,7 +448,7 @@ impl Service {
 
     /// On an empty store, creates the project `name` with a read-write and a read-only key
     /// (what a first start does, and an import into an empty data directory).
-    pub async fn ensure_first_project(
+    pub(crate) async fn ensure_first_project(
         &self,
         name: &str,
     ) -> Result<Option<(Project, NewKey, NewKey)>, ServiceError> {

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use argon2::Argon2;
@@ -32,22 +32,22 @@ use crate::service::metrics::KeyVerification;
 use crate::service::{Service, ServiceError};
 
 /// Verified keys remembered at most; the map is emptied when it would grow past this.
-pub const KEY_CACHE_MAX: usize = 4096;
+pub(crate) const KEY_CACHE_MAX: usize = 4096;
 /// argon2 verifications running at once.
 pub const VERIFY_PERMITS: usize = 2;
 
 /// The project and rights a request's key grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub(crate) struct Grant {
     pub project: Uuid,
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Identifier of the key (for rate limiting and logs).
-    pub key_id: String,
+    pub(crate) key_id: String,
 }
 
 /// Result of checking a presented key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No key, or not 32 characters long (the reference says "missing" for both).
     Missing,
     /// A key of the right length that does not match.
@@ -61,7 +61,7 @@ pub enum Verdict {
 }
 
 /// Memory of verified keys.
-pub struct KeyCache {
+pub(crate) struct KeyCache {
     verified: Mutex<HashMap<[u8; 32], String>>,
     permits: Semaphore,
     /// Failed verifications per key identifier and per client address.
@@ -100,22 +100,23 @@ impl Failures {
 /// host commonly holds whole (counting single addresses there would limit nothing). An
 /// IPv4-mapped IPv6 address counts as its IPv4 address; text that is no address (a forwarded
 /// header can say anything) counts as itself.
-pub fn client_bucket(addr: &str) -> String {
+pub(crate) fn client_bucket(addr: &str) -> String {
     match addr.parse::<IpAddr>() {
-        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
+        Ok(IpAddr::V6(v6)) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                v4.to_string()
+            } else {
                 let s = v6.segments();
                 format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
             }
-        },
+        }
         Ok(ip) => ip.to_string(),
         Err(_) => addr.to_string(),
     }
 }
 
 impl KeyCache {
-    pub fn new() -> KeyCache {
+    pub(crate) fn new() -> KeyCache {
         KeyCache {
             verified: Mutex::new(HashMap::new()),
             permits: Semaphore::new(VERIFY_PERMITS),
@@ -129,13 +130,13 @@ impl KeyCache {
     fn lookup(&self, digest: &[u8; 32]) -> Option<String> {
         self.verified
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .get(digest)
             .cloned()
     }
 
     fn remember(&self, digest: [u8; 32], id: String) {
-        let mut map = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
         if map.len() >= KEY_CACHE_MAX {
             map.clear();
         }
@@ -143,10 +144,10 @@ impl KeyCache {
     }
 
     /// Forgets every cached verification of the key `id`.
-    pub fn forget(&self, id: &str) {
+    pub(crate) fn forget(&self, id: &str) {
         self.verified
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .retain(|_, v| v != id);
     }
 }
@@ -158,7 +159,7 @@ impl Default for KeyCache {
 }
 
 /// The argon2id hash (PHC string) of a key, with a fresh salt.
-pub fn hash_key(key: &str) -> Result<String, ServiceError> {
+pub(crate) fn hash_key(key: &str) -> Result<String, ServiceError> {
     Argon2::default()
         .hash_password(key.as_bytes())
         .map(|h| h.to_string())
@@ -189,7 +190,7 @@ impl Service {
     /// Checks a presented API key. `allow_read_only` is false for endpoints that need a
     /// read-write key; a read-only key there is "wrong", as in the reference. `client` is the
     /// caller's address (failed verifications are throttled per address too).
-    pub async fn authenticate(
+    pub(crate) async fn authenticate(
         &self,
         key: &str,
         allow_read_only: bool,
@@ -229,7 +230,12 @@ impl Service {
         let Some(hash) = self.read(|s| s.api_key(id).map(|k| k.hash.clone())) else {
             return Ok(None);
         };
-        let failures = || self.auth.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let failures = || {
+            self.auth
+                .failures
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
         let now = || tokio::time::Instant::now().into_std();
         if let Err(wait) = failures().check(id, client, now()) {
             self.metrics().key_verification(KeyVerification::Throttled);

@@ -14,7 +14,7 @@ use crate::service::flips::record_flip;
 use crate::service::{Service, ServiceError, State, WriteCtx};
 
 /// Resolves a `channels` value (§2.3) to the sorted set of channel UUIDs it names.
-pub fn resolve_channels(
+pub(crate) fn resolve_channels(
     state: &State,
     project: &Uuid,
     value: &str,
@@ -57,7 +57,7 @@ pub fn resolve_channels(
 
 /// The project's default channels ([`crate::model::Channel::default_for_new`]), sorted: what a
 /// check created by a person (the CLI, later the dashboard) gets when it names no channels.
-pub fn default_channels(state: &State, project: &Uuid) -> Vec<Uuid> {
+pub(crate) fn default_channels(state: &State, project: &Uuid) -> Vec<Uuid> {
     let mut ids: Vec<Uuid> = state
         .channels_of(project)
         .into_iter()
@@ -70,7 +70,7 @@ pub fn default_channels(state: &State, project: &Uuid) -> Vec<Uuid> {
 
 /// Checks (of every project) with no channel assigned: when they go down nobody hears of it.
 /// The startup log and `doctor` report this number.
-pub fn count_checks_without_channels(state: &State) -> usize {
+pub(crate) fn count_checks_without_channels(state: &State) -> usize {
     state.all_checks().filter(|c| c.channels.is_empty()).count()
 }
 
@@ -168,11 +168,6 @@ fn change_status(
 }
 
 impl Service {
-    /// [`count_checks_without_channels`] on the current state.
-    pub fn checks_without_channels(&self) -> usize {
-        self.read(count_checks_without_channels)
-    }
-
     /// Creates a check, or updates the one `unique` finds. The flag says whether it was created.
     /// Without `channels` a new check gets none (the Management API's contract).
     pub async fn create_check(
@@ -188,7 +183,7 @@ impl Service {
     /// [`Service::create_check`] for checks created by people (the CLI's `check add`, later
     /// the dashboard): without `channels` a new check gets the project's
     /// [`default_channels`], so its alerts reach someone.
-    pub async fn create_check_with_defaults(
+    pub(crate) async fn create_check_with_defaults(
         &self,
         project: Uuid,
         spec: CheckSpec,
@@ -226,7 +221,7 @@ impl Service {
     }
 
     /// Updates a check (§2.8); `unique` is ignored.
-    pub async fn update_check(
+    pub(crate) async fn update_check(
         &self,
         project: Uuid,
         uuid: Uuid,

@@ -26,7 +26,7 @@ impl Clock {
 
     /// Now, to the microsecond: the precision of the data file, so that what memory holds and
     /// what a restart reads back are equal.
-    pub fn now(&self) -> Timestamp {
+    pub(crate) fn now(&self) -> Timestamp {
         let t = self.precise_now();
         Timestamp::from_microsecond(t.as_microsecond()).unwrap_or(t)
     }

@@ -12,7 +12,7 @@ use crate::service::{Service, ServiceError};
 impl Service {
     /// Removes an alert that will not be sent (its check or channel is gone, or its notifier
     /// has nothing to send in this direction).
-    pub async fn drop_alert(&self, seq: u64) -> Result<(), ServiceError> {
+    pub(crate) async fn drop_alert(&self, seq: u64) -> Result<(), ServiceError> {
         self.write(move |ctx| {
             ctx.txn.delete_outbox(seq)?;
             Ok(())
@@ -22,7 +22,7 @@ impl Service {
 
     /// Records an attempt at outbox entry `delivery.outbox_seq`: with `next`, the entry stays
     /// and is tried again then; without, it leaves the outbox (delivered, or given up).
-    pub async fn record_delivery(
+    pub(crate) async fn record_delivery(
         &self,
         delivery: Delivery,
         next: Option<Timestamp>,
@@ -49,7 +49,10 @@ impl Service {
     }
 
     /// Records a test notification's attempt (it has no outbox entry).
-    pub async fn record_test_delivery(&self, delivery: Delivery) -> Result<(), ServiceError> {
+    pub(crate) async fn record_test_delivery(
+        &self,
+        delivery: Delivery,
+    ) -> Result<(), ServiceError> {
         self.write(move |ctx| {
             if ctx.state.channel(&delivery.channel).is_some() {
                 ctx.txn.put_delivery(&delivery)?;
@@ -60,7 +63,7 @@ impl Service {
     }
 
     /// Turns the given due repeats, (check, channel) pairs, into outbox entries.
-    pub async fn queue_repeats(&self, due: Vec<(Uuid, Uuid)>) -> Result<(), ServiceError> {
+    pub(crate) async fn queue_repeats(&self, due: Vec<(Uuid, Uuid)>) -> Result<(), ServiceError> {
         self.write(move |ctx| crate::service::flips::queue_repeats(ctx, &due))
             .await
     }

@@ -91,12 +91,12 @@ impl From<getrandom::Error> for ServiceError {
 
 impl ServiceError {
     /// A usage error of an admin command, with what to do.
-    pub fn usage(message: impl Into<String>) -> ServiceError {
+    pub(crate) fn usage(message: impl Into<String>) -> ServiceError {
         ServiceError::Admin(AdminError::Usage(message.into()))
     }
 
     /// A storage error as callers should see it: I/O failures are "storage unavailable".
-    pub fn storage(e: Arc<StoreError>) -> ServiceError {
+    pub(crate) fn storage(e: Arc<StoreError>) -> ServiceError {
         if e.is_io() {
             ServiceError::StorageUnavailable(e)
         } else {
@@ -105,7 +105,7 @@ impl ServiceError {
     }
 
     /// The store error behind a storage failure.
-    pub fn store_error(&self) -> Option<&Arc<StoreError>> {
+    pub(crate) fn store_error(&self) -> Option<&Arc<StoreError>> {
         match self {
             ServiceError::Storage(e) | ServiceError::StorageUnavailable(e) => Some(e),
             _ => None,

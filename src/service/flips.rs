@@ -113,7 +113,7 @@ impl Service {
     /// Takes each of `checks` down whose time has come (reference-behavior §5.2), with its
     /// flip and alerts, in one transaction. A check that is not down after all (pinged,
     /// rescheduled or paused meanwhile) is only rescheduled. Called by the deadline engine.
-    pub async fn time_out(&self, checks: Vec<Uuid>) -> Result<(), ServiceError> {
+    pub(crate) async fn time_out(&self, checks: Vec<Uuid>) -> Result<(), ServiceError> {
         self.write(move |ctx| {
             for uuid in &checks {
                 ctx.touch(*uuid);
@@ -133,7 +133,11 @@ impl Service {
     }
 
     /// Deletes the flips of `checks` created before `before` (µs), in one transaction.
-    pub async fn prune_flips(&self, checks: Vec<Uuid>, before: i64) -> Result<(), ServiceError> {
+    pub(crate) async fn prune_flips(
+        &self,
+        checks: Vec<Uuid>,
+        before: i64,
+    ) -> Result<(), ServiceError> {
         self.write(move |ctx| {
             for check in &checks {
                 ctx.txn.prune_flips(*check, before)?;

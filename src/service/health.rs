@@ -8,8 +8,8 @@
 //! file and its filesystem ([`FileFacts`], gathered by [`FileFacts::gather`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -37,13 +37,13 @@ impl Default for StoragePolicy {
 
 /// One spell of failing writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// When the first write failed.
-    pub since: Timestamp,
+    pub(crate) since: Timestamp,
     /// The error of the latest failed attempt, as the operating system (or redb) put it.
     pub error: String,
     /// What the facts about the file say the cause is, and its fix.
-    pub diagnosis: String,
+    pub(crate) diagnosis: String,
 }
 
 impl std::fmt::Display for Failure {
@@ -74,17 +74,17 @@ impl StorageHealth {
     }
 
     /// The current failure, if writes fail.
-    pub fn failure(&self) -> Option<Failure> {
+    pub(crate) fn failure(&self) -> Option<Failure> {
         self.failure
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
     /// Records a failed write or reopen; a spell keeps the time of its first failure. Whether
     /// this started a new spell.
     pub(crate) fn set_failing(&self, error: String, diagnosis: String, now: Timestamp) -> bool {
-        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
         let since = slot.as_ref().map_or(now, |f| f.since);
         let started = slot.is_none();
         *slot = Some(Failure {
@@ -98,7 +98,7 @@ impl StorageHealth {
 
     /// Writes work again; the failure spell (if any) it ended.
     pub(crate) fn set_ok(&self) -> Option<Failure> {
-        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
         self.failing.store(false, Ordering::Release);
         slot.take()
     }
@@ -112,35 +112,35 @@ impl StorageHealth {
     }
 
     /// Resolves once the writer has given up on the file (see [`StoragePolicy`]).
-    pub async fn given_up(&self) {
+    pub(crate) async fn given_up(&self) {
         self.give_up.notified().await;
     }
 }
 
 /// Facts about the data file and its filesystem that explain most write failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileFacts {
-    pub file: PathBuf,
+pub(crate) struct FileFacts {
+    pub(crate) file: PathBuf,
     /// Bytes available to this user on the file's filesystem (`None`: unknown).
-    pub free_bytes: Option<u64>,
+    pub(crate) free_bytes: Option<u64>,
     /// Whether the filesystem is mounted read-only.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// `Err(reason)` when this process may not write the file (e.g. an immutable file answers
     /// "Operation not permitted").
-    pub file_writable: Result<(), String>,
+    pub(crate) file_writable: Result<(), String>,
     /// `Err(reason)` when this process may not create files in the directory.
-    pub dir_writable: Result<(), String>,
+    pub(crate) dir_writable: Result<(), String>,
 }
 
 impl FileFacts {
     /// Whether the filesystem has too little room to resume writing.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.free_bytes
             .is_some_and(|b| b < crate::model::limits::STORAGE_MIN_FREE_BYTES)
     }
 
     /// Looks at `file` and the directory and filesystem it is in.
-    pub fn gather(file: &Path) -> FileFacts {
+    pub(crate) fn gather(file: &Path) -> FileFacts {
         let dir = file.parent().unwrap_or(Path::new("."));
         let fs = rustix::fs::statvfs(dir).ok();
         let access = |path: &Path| {
@@ -166,13 +166,12 @@ impl FileFacts {
 }
 
 /// The likely cause of failing writes and what to do, in one sentence.
-pub fn diagnose(f: &FileFacts) -> String {
+pub(crate) fn diagnose(f: &FileFacts) -> String {
     let file = f.file.display();
     let dir = f
         .file
         .parent()
-        .map(|d| d.display().to_string())
-        .unwrap_or_else(|| ".".into());
+        .map_or_else(|| ".".into(), |d| d.display().to_string());
     if f.read_only {
         return format!("the filesystem of {dir} is mounted read-only: remount it read-write");
     }

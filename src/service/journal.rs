@@ -20,26 +20,26 @@ use crate::store::{StoreError, WriteTxn};
 
 /// A check is folded once this many of its pings wait in the journal: its record and its
 /// newest pings page are then written once for this many pings.
-pub const FOLD_RIPE: usize = 64;
+pub(crate) const FOLD_RIPE: usize = 64;
 
 /// The journal's window, in entries: a check whose oldest journaled ping is further back than
 /// this is folded whatever its count, so the journal stays bounded and start-up replays little.
-pub const JOURNAL_SPAN: u64 = 65_536;
+pub(crate) const JOURNAL_SPAN: u64 = 65_536;
 
 /// Journaled pings folded at most per batch: bounds how long a fold holds the pings queued
 /// behind it.
-pub const FOLD_BUDGET: usize = 512;
+pub(crate) const FOLD_BUDGET: usize = 512;
 
 /// Folded entries are deleted from the journal once this many have gathered (one range
 /// delete then frees whole pages).
-pub const TRIM_EVERY: u64 = 1024;
+pub(crate) const TRIM_EVERY: u64 = 1024;
 
 /// Pause between the folds that drain the journal when pings are few.
-pub const FOLD_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
 
 /// Which journal entries are not folded yet, per check; plain data, kept in `State`.
 #[derive(Debug, Default)]
-pub struct Unfolded {
+pub(crate) struct Unfolded {
     /// Journal sequence numbers of each check's unfolded pings, oldest first.
     per_check: HashMap<Uuid, Vec<u64>>,
     /// (oldest unfolded sequence number, check) for every check with unfolded pings.
@@ -53,7 +53,7 @@ pub struct Unfolded {
 
 impl Unfolded {
     /// Starts an index over a journal whose first entry is `first` (its next one when empty).
-    pub fn starting_at(first: u64) -> Unfolded {
+    pub(crate) fn starting_at(first: u64) -> Unfolded {
         Unfolded {
             trimmed_below: first,
             ..Unfolded::default()
@@ -61,7 +61,7 @@ impl Unfolded {
     }
 
     /// Notes a journaled ping of `check`; sequence numbers arrive in increasing order.
-    pub fn push(&mut self, check: Uuid, seq: u64) {
+    pub(crate) fn push(&mut self, check: Uuid, seq: u64) {
         let seqs = self.per_check.entry(check).or_default();
         if seqs.is_empty() {
             self.oldest.insert((seq, check));
@@ -74,7 +74,7 @@ impl Unfolded {
     }
 
     /// Removes and returns the unfolded entries of `check`.
-    pub fn take(&mut self, check: &Uuid) -> Vec<u64> {
+    pub(crate) fn take(&mut self, check: &Uuid) -> Vec<u64> {
         let Some(seqs) = self.per_check.remove(check) else {
             return Vec::new();
         };
@@ -87,22 +87,18 @@ impl Unfolded {
     }
 
     /// Unfolded pings in all.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    pub fn contains(&self, check: &Uuid) -> bool {
-        self.per_check.contains_key(check)
     }
 
     /// The checks to fold in this batch, at most about `budget` pings in all (a single check
     /// may exceed it): first those whose oldest entry left the window ending at `next_seq`,
     /// then ripe ones.
-    pub fn due(&self, next_seq: u64, budget: usize) -> Vec<Uuid> {
+    pub(crate) fn due(&self, next_seq: u64, budget: usize) -> Vec<Uuid> {
         let horizon = next_seq.saturating_sub(JOURNAL_SPAN);
         let mut chosen = HashSet::new();
         let mut out = Vec::new();
@@ -125,7 +121,7 @@ impl Unfolded {
     }
 
     /// The checks holding the oldest entries, at most about `budget` pings in all.
-    pub fn oldest_checks(&self, budget: usize) -> Vec<Uuid> {
+    pub(crate) fn oldest_checks(&self, budget: usize) -> Vec<Uuid> {
         let mut out = Vec::new();
         let mut pings = 0;
         for (_, check) in &self.oldest {
@@ -141,14 +137,14 @@ impl Unfolded {
     /// Where the journal may be cut, if cutting is worth it now: every entry below the
     /// returned number is folded (or belonged to a deleted check). `next_seq` is the number
     /// the next entry gets; `eager` cuts any advance, not only a large one.
-    pub fn trim_point(&self, next_seq: u64, eager: bool) -> Option<u64> {
+    pub(crate) fn trim_point(&self, next_seq: u64, eager: bool) -> Option<u64> {
         let mark = self.oldest.first().map_or(next_seq, |(seq, _)| *seq);
         let advance = mark.saturating_sub(self.trimmed_below);
         (advance >= TRIM_EVERY || (eager && advance > 0)).then_some(mark)
     }
 
     /// Notes that the journal was cut at `mark`.
-    pub fn trimmed(&mut self, mark: u64) {
+    pub(crate) fn trimmed(&mut self, mark: u64) {
         self.trimmed_below = mark;
     }
 }
@@ -157,14 +153,14 @@ impl Unfolded {
 /// state: each folded check's journal entries with its record (None: the check is gone), and
 /// where to cut the journal.
 #[derive(Debug, Default)]
-pub struct FoldPlan {
+pub(crate) struct FoldPlan {
     checks: Vec<(Vec<u64>, Option<Check>)>,
     trim: Option<u64>,
 }
 
 impl FoldPlan {
     /// Pings the plan folds.
-    pub fn pings(&self) -> usize {
+    pub(crate) fn pings(&self) -> usize {
         self.checks.iter().map(|(seqs, _)| seqs.len()).sum()
     }
 
@@ -187,7 +183,7 @@ impl FoldPlan {
     }
 
     /// Writes the plan into `txn`.
-    pub fn apply(&self, txn: &mut WriteTxn) -> Result<(), StoreError> {
+    pub(crate) fn apply(&self, txn: &mut WriteTxn) -> Result<(), StoreError> {
         for (seqs, record) in &self.checks {
             // A deleted check's entries were dropped with it; nothing is copied for it.
             if let Some(check) = record {
@@ -228,7 +224,7 @@ fn fold_checks(
 
 /// Folds the checks holding the oldest entries, about `budget` pings, and cuts the journal
 /// behind them. Returns how many were folded.
-pub fn fold_oldest(ctx: &mut WriteCtx<'_>, budget: usize) -> Result<usize, ServiceError> {
+pub(crate) fn fold_oldest(ctx: &mut WriteCtx<'_>, budget: usize) -> Result<usize, ServiceError> {
     let checks = ctx.state.unfolded().oldest_checks(budget);
     fold_checks(ctx, &checks, true)
 }
@@ -254,7 +250,7 @@ pub(crate) fn drop_check(ctx: &mut WriteCtx<'_>, check: &Uuid) -> Result<(), Ser
 
 impl Service {
     /// Folds the journal now (at shutdown; tests).
-    pub async fn fold_journal(&self) -> Result<(), ServiceError> {
+    pub(crate) async fn fold_journal(&self) -> Result<(), ServiceError> {
         self.write(fold).await
     }
 
@@ -262,7 +258,7 @@ impl Service {
     /// writer, even when memory says there is nothing to fold, because memory runs ahead of
     /// the file: a batch that folded this check may still be committing, and the answer must
     /// wait for it.
-    pub async fn fold_journal_for(&self, check: &Uuid) -> Result<(), ServiceError> {
+    pub(crate) async fn fold_journal_for(&self, check: &Uuid) -> Result<(), ServiceError> {
         let check = *check;
         self.write(move |ctx| fold_one(ctx, &check)).await
     }
@@ -270,7 +266,7 @@ impl Service {
 
 /// Drains the journal while pings are few (under load the writer's batches fold it); spawn it
 /// next to the server.
-pub async fn run(service: Arc<Service>) {
+pub(crate) async fn run(service: Arc<Service>) {
     loop {
         tokio::time::sleep(FOLD_EVERY).await;
         // While the file refuses writes the writer has said why; a failure a second adds nothing.

@@ -66,7 +66,7 @@ async fn unfolded_pings_are_replayed_at_start() {
         .await
         .unwrap();
     service.record_ping(ping(check, Signal::Log)).await.unwrap();
-    assert_eq!(service.read(|s| s.journal_len()), 3);
+    assert_eq!(service.read(super::state::State::journal_len), 3);
     let before = service.read(|s| s.check(&check).cloned()).unwrap();
     assert!(listed(&service, check).is_empty(), "nothing folded yet");
     // Stop without closing: nothing folds the journal.
@@ -79,7 +79,7 @@ async fn unfolded_pings_are_replayed_at_start() {
     assert_eq!(after.last_ping, before.last_ping);
     assert_eq!(after.last_start, None);
     assert_eq!(after.last_duration, before.last_duration);
-    assert_eq!(service.read(|s| s.journal_len()), 3);
+    assert_eq!(service.read(super::state::State::journal_len), 3);
     service.fold_journal().await.unwrap();
     assert_eq!(listed(&service, check), [3, 2, 1]);
     assert_eq!(
@@ -119,7 +119,7 @@ async fn deleting_a_check_drops_its_journaled_pings() {
         .await
         .unwrap();
     service.delete_check(project, check.uuid).await.unwrap();
-    assert_eq!(service.read(|s| s.journal_len()), 0);
+    assert_eq!(service.read(super::state::State::journal_len), 0);
     assert_eq!(service.store().journal_len().unwrap(), 0);
     assert!(service.store().pings(check.uuid, 10).unwrap().is_empty());
     service.close().await;
@@ -148,7 +148,7 @@ async fn folding_one_check_keeps_the_others_for_replay() {
         }
     }
     service.fold_journal_for(&a).await.unwrap();
-    assert_eq!(service.read(|s| s.journal_len()), 3);
+    assert_eq!(service.read(super::state::State::journal_len), 3);
     assert_eq!(listed(&service, a), [3, 2, 1]);
     assert!(listed(&service, b).is_empty());
     drop(service);
@@ -174,7 +174,7 @@ async fn busy_checks_are_folded_by_the_writer_and_the_journal_is_cut() {
     let check = check.uuid;
     let total = TRIM_EVERY as usize + 100;
     let service = std::sync::Arc::new(service);
-    for chunk in 0..total / 50 + 1 {
+    for chunk in 0..=(total / 50) {
         let n = 50.min(total - chunk * 50);
         let pings = (0..n).map(|_| {
             let service = service.clone();
@@ -185,7 +185,7 @@ async fn busy_checks_are_folded_by_the_writer_and_the_journal_is_cut() {
         }
     }
     // Nobody asked for a fold: the writer folded the check every time it ripened.
-    let unfolded = service.read(|s| s.journal_len());
+    let unfolded = service.read(super::state::State::journal_len);
     assert!(unfolded < FOLD_RIPE, "{unfolded} pings left unfolded");
     assert_eq!(listed(&service, check).len(), total - unfolded);
     let in_file = service.store().journal_len().unwrap() as usize;

@@ -11,14 +11,14 @@ use std::time::Duration;
 
 /// Where a ping came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PingSource {
+pub(crate) enum PingSource {
     Http,
     Email,
 }
 
 /// How an argon2 verification of an API key went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyVerification {
+pub(crate) enum KeyVerification {
     Ok,
     Failed,
     /// Refused before argon2: too many failures for the identifier or the client.
@@ -96,7 +96,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// A ping was recorded (durably).
-    pub fn ping_recorded(&self, source: PingSource) {
+    pub(crate) fn ping_recorded(&self, source: PingSource) {
         match source {
             PingSource::Http => &self.pings_http,
             PingSource::Email => &self.pings_email,
@@ -105,7 +105,7 @@ impl Metrics {
     }
 
     /// A write batch of `jobs` jobs was committed in `took`.
-    pub fn batch_committed(&self, jobs: usize, took: Duration) {
+    pub(crate) fn batch_committed(&self, jobs: usize, took: Duration) {
         self.batch_sizes.observe(jobs as u64);
         self.commit_us
             .observe(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
@@ -122,7 +122,7 @@ impl Metrics {
     }
 
     /// An API key was checked against its hash (or refused before that).
-    pub fn key_verification(&self, how: KeyVerification) {
+    pub(crate) fn key_verification(&self, how: KeyVerification) {
         match how {
             KeyVerification::Ok => &self.keys_ok,
             KeyVerification::Failed => &self.keys_failed,
@@ -151,29 +151,29 @@ impl Metrics {
 
 /// A histogram's values at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistogramSnapshot {
-    pub bounds: &'static [u64],
+pub(crate) struct HistogramSnapshot {
+    pub(crate) bounds: &'static [u64],
     /// Per bucket (not cumulative); one more than `bounds` (`+Inf`).
-    pub buckets: Vec<u64>,
-    pub sum: u64,
+    pub(crate) buckets: Vec<u64>,
+    pub(crate) sum: u64,
 }
 
 /// Every figure at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
-    pub pings_http: u64,
-    pub pings_email: u64,
-    pub batch_sizes: HistogramSnapshot,
+    pub(crate) pings_http: u64,
+    pub(crate) pings_email: u64,
+    pub(crate) batch_sizes: HistogramSnapshot,
     /// Commit latency in microseconds (rendered in seconds).
-    pub commit_us: HistogramSnapshot,
-    pub outbox_depth: u64,
+    pub(crate) commit_us: HistogramSnapshot,
+    pub(crate) outbox_depth: u64,
     pub deliveries_ok: u64,
     pub deliveries_failed: u64,
     pub keys_ok: u64,
     pub keys_failed: u64,
-    pub keys_throttled: u64,
+    pub(crate) keys_throttled: u64,
     /// Whether the data file refuses writes right now.
-    pub storage_failing: bool,
+    pub(crate) storage_failing: bool,
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -216,7 +216,7 @@ fn histogram(out: &mut String, name: &str, h: &HistogramSnapshot, scale: f64) {
 }
 
 /// The Prometheus text exposition (format 0.0.4) of a snapshot.
-pub fn render(s: &Snapshot) -> String {
+pub(crate) fn render(s: &Snapshot) -> String {
     let mut out = String::new();
     by_label(
         &mut out,
@@ -297,7 +297,7 @@ mod tests {
     fn histograms_bucket_by_upper_bound() {
         let m = Metrics::default();
         m.batch_committed(1, Duration::from_micros(90));
-        m.batch_committed(3, Duration::from_micros(1_000));
+        m.batch_committed(3, Duration::from_millis(1));
         m.batch_committed(5000, Duration::from_secs(3));
         let s = m.snapshot(0, false);
         assert_eq!(s.batch_sizes.buckets[0], 1); // le 1

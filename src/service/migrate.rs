@@ -15,7 +15,7 @@ use crate::transfer::healthchecks::{ForeignChannel, ForeignCheck};
 
 /// What happened to one migrated check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MigrateOutcome {
+pub(crate) enum MigrateOutcome {
     Created {
         /// Integrations with no channel of the same kind and name in the target project.
         unmapped: Vec<ForeignChannel>,
@@ -31,12 +31,12 @@ pub enum MigrateOutcome {
 
 /// The target of a migration, ready for its checks.
 #[derive(Debug, Clone)]
-pub struct MigrationStart {
+pub(crate) struct MigrationStart {
     pub project: Project,
     /// The file was empty: the project was created with these keys, as a first start does.
-    pub first_start: Option<(NewKey, NewKey)>,
+    pub(crate) first_start: Option<(NewKey, NewKey)>,
     /// The project's ping key was replaced by the one given.
-    pub ping_key_changed: bool,
+    pub(crate) ping_key_changed: bool,
 }
 
 impl Service {
@@ -44,7 +44,7 @@ impl Service {
     /// is created with a read-write and a read-only key, as the first `serve` creates
     /// `default`; with `ping_key`, the project takes it over, so the source's slug ping URLs
     /// (`/ping/<ping-key>/<slug>`) keep working.
-    pub async fn start_migration(
+    pub(crate) async fn start_migration(
         &self,
         project: Option<String>,
         ping_key: Option<String>,
@@ -103,7 +103,7 @@ impl Service {
 
     /// Creates migrated checks in `project` (default: the `default` project), one write job
     /// for the batch; a check whose UUID is already in the project is skipped.
-    pub async fn import_foreign(
+    pub(crate) async fn import_foreign(
         &self,
         project: Option<String>,
         checks: Vec<ForeignCheck>,

@@ -4,43 +4,45 @@
 //! Reads are answered from memory (pings and flips from read transactions); every change goes
 //! through the writer and is acknowledged only once committed.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod auth;
-pub mod checks;
-pub mod clock;
+pub(crate) mod checks;
+pub(crate) mod clock;
 mod deliveries;
-pub mod error;
+pub(crate) mod error;
 pub(crate) mod flips;
 pub mod health;
-pub mod journal;
+pub(crate) mod journal;
 #[cfg(test)]
 mod journal_tests;
-pub mod metrics;
-pub mod migrate;
+pub(crate) mod metrics;
+pub(crate) mod migrate;
 pub mod pings;
-pub mod reads;
-pub mod sessions;
+pub(crate) mod reads;
+pub(crate) mod sessions;
 #[cfg(test)]
 mod sessions_tests;
-pub mod state;
-pub mod transfer;
-pub mod writer;
+pub(crate) mod state;
+pub(crate) mod transfer;
+pub(crate) mod writer;
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use jiff::Timestamp;
 
 use crate::model::limits::{DEFAULT_PING_BODY_LIMIT, DEFAULT_PING_LOG};
+pub(crate) use crate::store::DB_FILE;
 use crate::store::Store;
+pub use crate::store::StoreError;
 /// Why the data directory cannot be opened, and the data file's name: what callers of
 /// [`Service::open`] need to say about the store, without knowing the store.
 pub use crate::store::access::AccessDenied;
-pub use crate::store::{DB_FILE, StoreError};
 pub use clock::Clock;
 pub use error::{AdminError, ServiceError};
 pub use state::State;
-pub use writer::{WriteCtx, Writer};
+pub use writer::WriteCtx;
+pub(crate) use writer::Writer;
 
 /// Settings the service needs (the HTTP server has its own).
 #[derive(Debug, Clone)]
@@ -98,14 +100,14 @@ pub struct Service {
 }
 
 /// Site root used when none was ever configured.
-pub const DEFAULT_SITE_ROOT: &str = "http://127.0.0.1:8000";
+pub(crate) const DEFAULT_SITE_ROOT: &str = "http://127.0.0.1:8000";
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Service")
             .field("store", &self.store)
             .field("config", &self.config)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -138,7 +140,7 @@ impl Service {
 
     /// Like [`Service::open`], but a directory without a data file is an error
     /// ([`StoreError::NoDataFile`]) instead of a new, empty database.
-    pub fn open_existing(
+    pub(crate) fn open_existing(
         data_dir: &Path,
         config: ServiceConfig,
         clock: Clock,
@@ -243,26 +245,29 @@ impl Service {
     }
 
     /// Signalled after every commit that queued alerts (see `notify::worker`).
-    pub fn alerts_signal(&self) -> &Arc<tokio::sync::Notify> {
+    pub(crate) fn alerts_signal(&self) -> &Arc<tokio::sync::Notify> {
         &self.alerts
     }
 
     /// Public base URL without a trailing slash.
-    pub fn site_root(&self) -> &str {
+    pub(crate) fn site_root(&self) -> &str {
         &self.site_root
     }
 
     /// The secret that signs badge URLs.
-    pub fn badge_secret(&self) -> Arc<[u8]> {
+    pub(crate) fn badge_secret(&self) -> Arc<[u8]> {
         self.badge_secret
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
     /// Replaces the badge secret in memory; the caller has committed it to the file.
     pub(crate) fn set_badge_secret(&self, secret: &[u8]) {
-        *self.badge_secret.write().unwrap_or_else(|p| p.into_inner()) = secret.into();
+        *self
+            .badge_secret
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = secret.into();
     }
 
     /// Whether the data file takes writes (see [`health`]).
@@ -275,7 +280,7 @@ impl Service {
         &self.metrics
     }
 
-    pub fn config(&self) -> &ServiceConfig {
+    pub(crate) fn config(&self) -> &ServiceConfig {
         &self.config
     }
 
@@ -290,7 +295,7 @@ impl Service {
 
     /// Runs `f` on the current state under a read lock. Keep `f` short: the writer waits.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
-        let guard = self.state.read().unwrap_or_else(|p| p.into_inner());
+        let guard = self.state.read().unwrap_or_else(PoisonError::into_inner);
         f(&guard)
     }
 
@@ -304,7 +309,7 @@ impl Service {
     }
 
     /// Like [`Service::write`] but answers [`ServiceError::Busy`] when the writer's queue is full.
-    pub async fn try_write<T, F>(&self, f: F) -> Result<T, ServiceError>
+    pub(crate) async fn try_write<T, F>(&self, f: F) -> Result<T, ServiceError>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,

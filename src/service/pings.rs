@@ -53,7 +53,7 @@ impl Service {
 
     /// Records an email ping (reference §4.6): like an HTTP ping, but its kind comes from the
     /// email's subject and body (`classify_email`) instead of the URL, method and body.
-    pub async fn record_email_ping(
+    pub(crate) async fn record_email_ping(
         &self,
         req: PingRequest,
         email: EmailText,
@@ -105,8 +105,8 @@ impl Service {
                             let seq = ctx.state.next_seq();
                             let mut check =
                                 Check::new(new_uuid, project, seq, ctx.now, Uuid::new_v4());
-                            check.name = slug.clone();
-                            check.slug = slug.clone();
+                            check.name.clone_from(slug);
+                            check.slug.clone_from(slug);
                             check.channels = resolve_channels(ctx.state, &project, "*")?;
                             ctx.txn.put_check(&check, None)?;
                             ctx.txn.set_links(check.uuid, &check.channels)?;

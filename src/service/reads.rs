@@ -12,8 +12,8 @@ use crate::service::{Service, ServiceError};
 
 /// A ping with its stored body (empty when it had none or it was not kept).
 #[derive(Debug, Clone)]
-pub struct PingWithBody {
-    pub ping: Ping,
+pub(crate) struct PingWithBody {
+    pub(crate) ping: Ping,
     pub body: Vec<u8>,
 }
 
@@ -21,8 +21,8 @@ pub struct PingWithBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repeat {
     pub check: Uuid,
-    pub channel: Uuid,
-    pub due: Timestamp,
+    pub(crate) channel: Uuid,
+    pub(crate) due: Timestamp,
 }
 
 impl Service {
@@ -33,14 +33,18 @@ impl Service {
     }
 
     /// The stored body of ping `n` of a check, if it has one.
-    pub async fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, ServiceError> {
+    pub(crate) async fn ping_body(
+        &self,
+        check: Uuid,
+        n: u64,
+    ) -> Result<Option<Vec<u8>>, ServiceError> {
         self.fold_journal_for(&check).await?;
         Ok(self.store().ping_body(check, n)?)
     }
 
     /// The newest ping at or before `at` among the newest `scanned` pings, with its body: what
     /// an alert about a moment quotes.
-    pub async fn ping_at_or_before(
+    pub(crate) async fn ping_at_or_before(
         &self,
         check: Uuid,
         at: Timestamp,
@@ -75,7 +79,7 @@ impl Service {
     }
 
     /// How many alerts wait in the outbox.
-    pub fn outbox_len(&self) -> Result<u64, ServiceError> {
+    pub(crate) fn outbox_len(&self) -> Result<u64, ServiceError> {
         Ok(self.store().outbox_len()?)
     }
 
@@ -99,12 +103,12 @@ impl Service {
     }
 
     /// The check a per-check badge key belongs to.
-    pub fn check_by_badge_key(&self, badge_key: Uuid) -> Result<Option<Uuid>, ServiceError> {
+    pub(crate) fn check_by_badge_key(&self, badge_key: Uuid) -> Result<Option<Uuid>, ServiceError> {
         Ok(self.store().check_by_badge_key(badge_key)?)
     }
 
     /// A cheap read that proves the data file answers (`/api/v3/status/`).
-    pub fn probe_storage(&self) -> Result<(), ServiceError> {
+    pub(crate) fn probe_storage(&self) -> Result<(), ServiceError> {
         self.store().health_check()?;
         Ok(())
     }

@@ -12,11 +12,11 @@ use crate::service::{Service, ServiceError, State, WriteCtx};
 
 /// The keys a live session grants, resolved against the live state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionView {
+pub(crate) struct SessionView {
     /// One per project, in the order the projects were signed in to.
-    pub grants: Vec<Grant>,
+    pub(crate) grants: Vec<Grant>,
     /// Whether the caller should record this use ([`Service::touch_session`]).
-    pub needs_touch: bool,
+    pub(crate) needs_touch: bool,
 }
 
 /// What the key `id` grants now, if it still exists.
@@ -95,7 +95,7 @@ impl Service {
     /// before sign-in (session fixation) never gains the signed-in rights.
     ///
     /// [`ServiceError::NotFound`] when the key of `grant` has been removed meanwhile.
-    pub async fn sign_in(
+    pub(crate) async fn sign_in(
         &self,
         existing: Option<&str>,
         grant: &Grant,
@@ -129,7 +129,7 @@ impl Service {
     /// The session of `token`: None when unknown, malformed, expired, or when none of its
     /// keys still exists (a removed key's grant disappears at once, because keys are looked up
     /// in the live state on every call).
-    pub fn session(&self, token: &str) -> Option<SessionView> {
+    pub(crate) fn session(&self, token: &str) -> Option<SessionView> {
         if !is_token(token) {
             return None;
         }
@@ -151,7 +151,7 @@ impl Service {
 
     /// Records use of the session now (writes only when it needs a touch; an unknown or ended
     /// session is left alone).
-    pub async fn touch_session(&self, token: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn touch_session(&self, token: &str) -> Result<(), ServiceError> {
         if !is_token(token) {
             return Ok(());
         }
@@ -179,7 +179,7 @@ impl Service {
     }
 
     /// Ends the session (no error when it does not exist).
-    pub async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
         if !is_token(token) {
             return Ok(());
         }

@@ -59,7 +59,7 @@ fn stored(service: &Service) -> Vec<[u8; 32]> {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    ids.sort();
+    ids.sort_unstable();
     ids
 }
 

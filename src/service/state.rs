@@ -1,5 +1,5 @@
 //! The in-memory picture of the store: every project, key, check and channel, with the
-//! indexes the hot paths need (check by UUID, by project and slug, by unique_key; project by
+//! indexes the hot paths need (check by UUID, by project and slug, by `unique_key`; project by
 //! ping key), and the dashboard's sessions. It is rebuilt from the file at start and after a failed commit; the file is the
 //! truth.
 
@@ -45,8 +45,8 @@ pub struct State {
     sessions_to_delete: Vec<[u8; 32]>,
 }
 
-/// The 20 bytes behind a 40-digit hex unique_key.
-pub fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
+/// The 20 bytes behind a 40-digit hex `unique_key`.
+pub(crate) fn unique_key_bytes(hex: &str) -> Option<[u8; 20]> {
     if hex.len() != 40 {
         return None;
     }
@@ -68,7 +68,7 @@ fn slug_hash(project: &Uuid, slug: &str) -> u64 {
 }
 
 /// Compiles the schedule of a cron or OnCalendar check loaded from the file.
-pub fn compile(check: &mut Check) {
+pub(crate) fn compile(check: &mut Check) {
     check.compiled = match check.kind {
         Kind::Simple => None,
         Kind::Cron | Kind::OnCalendar => Schedule::parse(&check.schedule, &check.tz)
@@ -79,7 +79,7 @@ pub fn compile(check: &mut Check) {
 
 impl State {
     /// Reads the whole state from the file.
-    pub fn load(store: &Store) -> Result<State, StoreError> {
+    pub(crate) fn load(store: &Store) -> Result<State, StoreError> {
         let mut state = State::default();
         let n = usize::try_from(store.check_count()?).unwrap_or(0);
         state.checks.reserve(n);
@@ -112,7 +112,7 @@ impl State {
             if std::mem::take(&mut first) {
                 state.unfolded = Unfolded::starting_at(seq);
             }
-            state.replay(seq, ping);
+            state.replay(seq, &ping);
         })?;
         Ok(state)
     }
@@ -120,7 +120,7 @@ impl State {
     /// Notes a journaled ping of a live check as unfolded, and applies it if its check record
     /// does not reflect it yet (numbered above the record's `n_pings`). Replaying a ping is the
     /// same pure step that recorded it, so the state comes out as it was acknowledged.
-    fn replay(&mut self, seq: u64, ping: Ping) {
+    fn replay(&mut self, seq: u64, ping: &Ping) {
         let Some(check) = self.check_mut(&ping.check) else {
             return;
         };
@@ -161,14 +161,14 @@ impl State {
     }
 
     /// A fresh outbox sequence number.
-    pub fn next_outbox_seq(&mut self) -> u64 {
+    pub(crate) fn next_outbox_seq(&mut self) -> u64 {
         let seq = self.next_outbox_seq;
         self.next_outbox_seq += 1;
         seq
     }
 
     /// A fresh journal sequence number, for a ping about to be journaled for `check`.
-    pub fn journal_ping(&mut self, check: Uuid) -> u64 {
+    pub(crate) fn journal_ping(&mut self, check: Uuid) -> u64 {
         let seq = self.next_journal_seq;
         self.next_journal_seq += 1;
         self.unfolded.push(check, seq);
@@ -176,7 +176,7 @@ impl State {
     }
 
     /// The number the next journal entry gets.
-    pub fn next_journal_seq(&self) -> u64 {
+    pub(crate) fn next_journal_seq(&self) -> u64 {
         self.next_journal_seq
     }
 
@@ -185,17 +185,17 @@ impl State {
         self.unfolded.len()
     }
 
-    pub fn unfolded(&self) -> &Unfolded {
+    pub(crate) fn unfolded(&self) -> &Unfolded {
         &self.unfolded
     }
 
-    pub fn unfolded_mut(&mut self) -> &mut Unfolded {
+    pub(crate) fn unfolded_mut(&mut self) -> &mut Unfolded {
         &mut self.unfolded
     }
 
     // ----- projects -----
 
-    pub fn project(&self, uuid: &Uuid) -> Option<&Project> {
+    pub(crate) fn project(&self, uuid: &Uuid) -> Option<&Project> {
         self.projects.get(uuid)
     }
 
@@ -203,7 +203,7 @@ impl State {
         self.projects.values().find(|p| p.name == name)
     }
 
-    pub fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
+    pub(crate) fn project_by_ping_key(&self, ping_key: &str) -> Option<&Project> {
         self.project_by_ping_key
             .get(ping_key)
             .and_then(|u| self.projects.get(u))
@@ -216,7 +216,7 @@ impl State {
         all
     }
 
-    pub fn put_project(&mut self, project: Project) {
+    pub(crate) fn put_project(&mut self, project: Project) {
         if let Some(old) = self.projects.get(&project.uuid) {
             self.project_by_ping_key.remove(&old.ping_key);
         }
@@ -225,7 +225,7 @@ impl State {
         self.projects.insert(project.uuid, project);
     }
 
-    pub fn remove_project(&mut self, uuid: &Uuid) -> Option<Project> {
+    pub(crate) fn remove_project(&mut self, uuid: &Uuid) -> Option<Project> {
         let project = self.projects.remove(uuid)?;
         self.project_by_ping_key.remove(&project.ping_key);
         self.checks_by_project.remove(uuid);
@@ -234,12 +234,12 @@ impl State {
 
     // ----- API keys -----
 
-    pub fn api_key(&self, id: &str) -> Option<&ApiKey> {
+    pub(crate) fn api_key(&self, id: &str) -> Option<&ApiKey> {
         self.api_keys.get(id)
     }
 
     /// Keys of a project, oldest first.
-    pub fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
+    pub(crate) fn api_keys_of(&self, project: &Uuid) -> Vec<&ApiKey> {
         let mut keys: Vec<&ApiKey> = self
             .api_keys
             .values()
@@ -249,11 +249,11 @@ impl State {
         keys
     }
 
-    pub fn put_api_key(&mut self, key: ApiKey) {
+    pub(crate) fn put_api_key(&mut self, key: ApiKey) {
         self.api_keys.insert(key.id.clone(), key);
     }
 
-    pub fn remove_api_key(&mut self, id: &str) -> Option<ApiKey> {
+    pub(crate) fn remove_api_key(&mut self, id: &str) -> Option<ApiKey> {
         self.api_keys.remove(id)
     }
 
@@ -264,16 +264,16 @@ impl State {
     }
 
     /// Every check, in no particular order.
-    pub fn all_checks(&self) -> impl Iterator<Item = &Check> {
+    pub(crate) fn all_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.values().map(|c| &**c)
     }
 
-    pub fn check_count(&self) -> usize {
+    pub(crate) fn check_count(&self) -> usize {
         self.checks.len()
     }
 
     /// Checks of a project in creation order.
-    pub fn checks_of(&self, project: &Uuid) -> impl Iterator<Item = &Check> {
+    pub(crate) fn checks_of(&self, project: &Uuid) -> impl Iterator<Item = &Check> {
         self.checks_by_project
             .get(project)
             .into_iter()
@@ -282,7 +282,11 @@ impl State {
     }
 
     /// Checks of a project created after sequence number `after`, in creation order.
-    pub fn checks_of_after(&self, project: &Uuid, after: u64) -> impl Iterator<Item = &Check> {
+    pub(crate) fn checks_of_after(
+        &self,
+        project: &Uuid,
+        after: u64,
+    ) -> impl Iterator<Item = &Check> {
         use std::ops::Bound::{Excluded, Unbounded};
         self.checks_by_project
             .get(project)
@@ -302,7 +306,7 @@ impl State {
             .collect()
     }
 
-    pub fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
+    pub(crate) fn check_by_unique_key(&self, project: &Uuid, unique_key: &str) -> Option<&Check> {
         let bytes = unique_key_bytes(unique_key)?;
         let check: &Check = self.checks.get(self.checks_by_unique_key.get(&bytes)?)?;
         (check.project == *project).then_some(check)
@@ -321,7 +325,7 @@ impl State {
         self.index_check(check);
     }
 
-    /// Stores a check and indexes it by slug and unique_key (not by project order).
+    /// Stores a check and indexes it by slug and `unique_key` (not by project order).
     fn index_check(&mut self, check: Check) {
         let uuid = check.uuid;
         if !check.slug.is_empty() {
@@ -357,7 +361,7 @@ impl State {
         }
     }
 
-    pub fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
+    pub(crate) fn remove_check(&mut self, uuid: &Uuid) -> Option<Check> {
         let check = *self.checks.remove(uuid)?;
         self.unindex_slug(check.project, &check.slug, check.uuid);
         if let Some(list) = self.checks_by_project.get_mut(&check.project) {
@@ -370,18 +374,18 @@ impl State {
 
     /// Mutable access for fields that no index depends on (status, pings, ...). Changing
     /// `slug`, `project` or `seq` through it would corrupt the indexes: use [`State::put_check`].
-    pub fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
+    pub(crate) fn check_mut(&mut self, uuid: &Uuid) -> Option<&mut Check> {
         self.checks.get_mut(uuid).map(|c| &mut **c)
     }
 
     // ----- channels -----
 
-    pub fn channel(&self, uuid: &Uuid) -> Option<&Channel> {
+    pub(crate) fn channel(&self, uuid: &Uuid) -> Option<&Channel> {
         self.channels.get(uuid)
     }
 
     /// Channels of a project in creation order.
-    pub fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
+    pub(crate) fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
         let mut list: Vec<&Channel> = self
             .channels
             .values()
@@ -391,11 +395,11 @@ impl State {
         list
     }
 
-    pub fn put_channel(&mut self, channel: Channel) {
+    pub(crate) fn put_channel(&mut self, channel: Channel) {
         self.channels.insert(channel.uuid, channel);
     }
 
-    pub fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
+    pub(crate) fn remove_channel(&mut self, uuid: &Uuid) -> Option<Channel> {
         self.channels.remove(uuid)
     }
 

@@ -28,25 +28,25 @@ use crate::transfer::dump::{self, DumpCheck, DumpProject, ProjectParts, dump_che
 
 /// How many objects of each kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub projects: usize,
-    pub keys: usize,
+pub(crate) struct Counts {
+    pub(crate) projects: usize,
+    pub(crate) keys: usize,
     pub channels: usize,
     pub checks: usize,
 }
 
-fn conflict(msg: String) -> ServiceError {
+fn conflict(msg: &str) -> ServiceError {
     ServiceError::usage(format!("import refused, nothing was stored: {msg}"))
 }
 
 /// What the check pass has seen so far: every identity once, and what is already here.
 #[derive(Debug, Default)]
-pub struct ImportPlan {
+pub(crate) struct ImportPlan {
     seen: HashSet<String>,
     checks: HashSet<Uuid>,
     badge_keys: HashSet<Uuid>,
     /// Already here (same identity, same project): kept as they are.
-    pub present: Counts,
+    pub(crate) present: Counts,
     /// The project whose checks come next, with its channels.
     current: Option<(Project, Vec<Uuid>)>,
 }
@@ -56,33 +56,33 @@ impl ImportPlan {
         if self.seen.insert(format!("{what} {id}")) {
             Ok(())
         } else {
-            Err(conflict(format!("the dump holds {what} {id} twice")))
+            Err(conflict(&format!("the dump holds {what} {id} twice")))
         }
     }
 }
 
 /// What the store pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     pub created: Counts,
     /// The file was empty and took the dump's badge secret: project badge URLs still work.
-    pub adopted_badge_secret: bool,
+    pub(crate) adopted_badge_secret: bool,
     /// The file keeps its own badge secret, which differs: imported project badge URLs changed.
-    pub badge_urls_changed: bool,
+    pub(crate) badge_urls_changed: bool,
 }
 
 /// The projects an export covers, and how many checks they hold.
 #[derive(Debug, Clone)]
-pub struct ExportPlan {
-    pub projects: Vec<Uuid>,
+pub(crate) struct ExportPlan {
+    pub(crate) projects: Vec<Uuid>,
     pub checks: usize,
-    pub exported_at: String,
-    pub badge_secret: String,
+    pub(crate) exported_at: String,
+    pub(crate) badge_secret: String,
 }
 
 impl Service {
     /// Writes a consistent copy of the data file to `dest` while the service keeps running.
-    pub async fn backup(&self, dest: PathBuf) -> Result<BackupReport, ServiceError> {
+    pub(crate) async fn backup(&self, dest: PathBuf) -> Result<BackupReport, ServiceError> {
         let store = self.store_handle();
         tokio::task::spawn_blocking(move || store.backup(&dest))
             .await
@@ -93,7 +93,7 @@ impl Service {
     }
 
     /// What an export of one project (by name) or of every project covers.
-    pub fn export_plan(&self, project: Option<&str>) -> Result<ExportPlan, ServiceError> {
+    pub(crate) fn export_plan(&self, project: Option<&str>) -> Result<ExportPlan, ServiceError> {
         let (projects, checks) = self.read(|s| {
             let chosen = match project {
                 Some(name) => vec![project_named(s, name)?],
@@ -111,7 +111,7 @@ impl Service {
     }
 
     /// A project as dumped, without its checks; None once it is gone.
-    pub fn export_project(&self, project: Uuid) -> Option<DumpProject> {
+    pub(crate) fn export_project(&self, project: Uuid) -> Option<DumpProject> {
         self.read(|s| {
             let p = s.project(&project)?;
             Some(dump_project(
@@ -126,7 +126,7 @@ impl Service {
     /// Up to `limit` checks of `project` created after sequence number `after`, in creation
     /// order, with the sequence number of the last one. Each part is read under one short
     /// lock, so pings keep being answered during a long export.
-    pub fn export_checks(
+    pub(crate) fn export_checks(
         &self,
         project: Uuid,
         after: u64,
@@ -147,12 +147,12 @@ impl Service {
     }
 
     /// Check pass: a project of the dump (its checks come next, in [`Service::plan_checks`]).
-    pub fn plan_project(
+    pub(crate) fn plan_project(
         &self,
         plan: &mut ImportPlan,
         project: &DumpProject,
     ) -> Result<(), ServiceError> {
-        let parts = project.to_model().map_err(|e| conflict(e.0))?;
+        let parts = project.to_model().map_err(|e| conflict(&e.0))?;
         self.read(|s| plan_project_parts(s, plan, &parts))?;
         plan.current = Some((
             parts.project,
@@ -163,13 +163,13 @@ impl Service {
 
     /// Check pass: a part of the checks of the project last given to
     /// [`Service::plan_project`].
-    pub fn plan_checks(
+    pub(crate) fn plan_checks(
         &self,
         plan: &mut ImportPlan,
         checks: &[DumpCheck],
     ) -> Result<(), ServiceError> {
         let Some((project, channels)) = plan.current.take() else {
-            return Err(conflict("checks come before their project".into()));
+            return Err(conflict("checks come before their project"));
         };
         let result = self.plan_checks_of(plan, &project, &channels, checks);
         plan.current = Some((project, channels));
@@ -186,12 +186,12 @@ impl Service {
         let mut fresh = Vec::new();
         for d in checks {
             d.to_model(&project.name, project.uuid, channels)
-                .map_err(|e| conflict(e.0))?;
+                .map_err(|e| conflict(&e.0))?;
             if !plan.checks.insert(d.uuid) {
-                return Err(conflict(format!("the dump holds check {} twice", d.uuid)));
+                return Err(conflict(&format!("the dump holds check {} twice", d.uuid)));
             }
             if !plan.badge_keys.insert(d.badge_key) {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the dump holds badge key {} twice",
                     d.badge_key
                 )));
@@ -207,7 +207,7 @@ impl Service {
             match here {
                 Some(p) if p == project.uuid => plan.present.checks += 1,
                 Some(_) => {
-                    return Err(conflict(format!(
+                    return Err(conflict(&format!(
                         "check {} belongs to another project here",
                         d.uuid
                     )));
@@ -218,7 +218,7 @@ impl Service {
         // Badge keys are kept on disk, not in memory.
         for d in fresh {
             if self.store.check_by_badge_key(d.badge_key)?.is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the badge key of check {} belongs to another check here",
                     d.uuid
                 )));
@@ -229,13 +229,13 @@ impl Service {
 
     /// Store pass: a project with its keys and channels (those not here yet). The first
     /// project imported into an empty file brings the dump's badge secret along.
-    pub async fn store_project(
+    pub(crate) async fn store_project(
         &self,
         project: &DumpProject,
         secret: Vec<u8>,
         report: &mut ImportReport,
     ) -> Result<(), ServiceError> {
-        let parts = project.to_model().map_err(|e| conflict(e.0))?;
+        let parts = project.to_model().map_err(|e| conflict(&e.0))?;
         let current_secret = self.badge_secret();
         let (created, adopted, changed) = self
             .write(move |ctx| {
@@ -265,7 +265,7 @@ impl Service {
 
     /// Store pass: a part of the checks of `project` (stored by [`Service::store_project`]),
     /// in one write job; checks already here are left as they are.
-    pub async fn store_checks(
+    pub(crate) async fn store_checks(
         &self,
         project: &DumpProject,
         checks: Vec<DumpCheck>,
@@ -276,7 +276,7 @@ impl Service {
         for d in &checks {
             models.push(
                 d.to_model(&project.name, project.uuid, &channels)
-                    .map_err(|e| conflict(e.0))?,
+                    .map_err(|e| conflict(&e.0))?,
             );
         }
         drop(checks);
@@ -339,7 +339,7 @@ fn plan_project_parts(
     plan.once("ping key", &pr.ping_key)?;
     match state.project(&pr.uuid) {
         Some(here) if here.name != pr.name => {
-            return Err(conflict(format!(
+            return Err(conflict(&format!(
                 "project {} is called {:?} here, {:?} in the dump",
                 pr.uuid, here.name, pr.name
             )));
@@ -347,14 +347,14 @@ fn plan_project_parts(
         Some(_) => plan.present.projects += 1,
         None => {
             if state.project_by_name(&pr.name).is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "a different project named {:?} exists here; remove it \
                      (`overdue project rm {}`) or import into a fresh data directory",
                     pr.name, pr.name
                 )));
             }
             if state.project_by_ping_key(&pr.ping_key).is_some() {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "the ping key of project {:?} belongs to another project here",
                     pr.name
                 )));
@@ -366,7 +366,7 @@ fn plan_project_parts(
         match state.api_key(&k.id) {
             Some(here) if here.project == pr.uuid => plan.present.keys += 1,
             Some(_) => {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "API key {} belongs to another project here",
                     k.id
                 )));
@@ -379,7 +379,7 @@ fn plan_project_parts(
         match state.channel(&c.uuid) {
             Some(here) if here.project == pr.uuid => plan.present.channels += 1,
             Some(_) => {
-                return Err(conflict(format!(
+                return Err(conflict(&format!(
                     "channel {} belongs to another project here",
                     c.uuid
                 )));
@@ -428,4 +428,4 @@ fn store_project_parts(
 
 /// Checks handed out or taken per part; a part is one message on the control socket and one
 /// write job.
-pub const PART: usize = 1_000;
+pub(crate) const PART: usize = 1_000;

@@ -9,15 +9,15 @@ use std::path::{Path, PathBuf};
 
 /// A user as the refusal message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct User {
-    pub uid: u32,
+pub(crate) struct User {
+    pub(crate) uid: u32,
     /// From /etc/passwd; `None` for a user without an entry (a systemd dynamic user).
     pub name: Option<String>,
 }
 
 impl User {
     /// The user with `uid`, named from /etc/passwd when it has an entry there.
-    pub fn from_uid(uid: u32) -> User {
+    pub(crate) fn from_uid(uid: u32) -> User {
         let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
         User {
             uid,
@@ -26,7 +26,7 @@ impl User {
     }
 
     /// The user this process runs as (its effective uid).
-    pub fn current() -> User {
+    pub(crate) fn current() -> User {
         // SAFETY: geteuid has no preconditions and cannot fail.
         User::from_uid(unsafe { libc::geteuid() })
     }
@@ -42,7 +42,7 @@ impl std::fmt::Display for User {
 }
 
 /// The name of `uid` in the text of /etc/passwd (`name:x:uid:gid:...` lines).
-pub fn name_in_passwd(passwd: &str, uid: u32) -> Option<String> {
+pub(crate) fn name_in_passwd(passwd: &str, uid: u32) -> Option<String> {
     passwd.lines().find_map(|line| {
         let mut fields = line.split(':');
         let name = fields.next()?;
@@ -53,31 +53,31 @@ pub fn name_in_passwd(passwd: &str, uid: u32) -> Option<String> {
 
 /// The path whose permissions refuse: its owner, its mode and whether it is a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    pub path: PathBuf,
-    pub owner: User,
+pub(crate) struct Holder {
+    pub(crate) path: PathBuf,
+    pub(crate) owner: User,
     /// Permission bits (`0o700`).
-    pub mode: u32,
-    pub is_dir: bool,
+    pub(crate) mode: u32,
+    pub(crate) is_dir: bool,
 }
 
 /// Access to `path` was refused (EACCES or EPERM).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessDenied {
     /// What the process tried to open or create.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The operating system's words.
     pub reason: String,
     /// The nearest of `path` and its parents whose owner could be read: `path` itself when it
     /// exists and can be looked at, else the directory that hides or refuses it.
-    pub holder: Option<Holder>,
+    pub(crate) holder: Option<Holder>,
     /// Who this process runs as.
-    pub me: User,
+    pub(crate) me: User,
 }
 
 impl AccessDenied {
     /// The refusal behind `error`, if it is one, with the facts about `path` gathered now.
-    pub fn from_io(path: &Path, error: &std::io::Error) -> Option<AccessDenied> {
+    pub(crate) fn from_io(path: &Path, error: &std::io::Error) -> Option<AccessDenied> {
         if error.kind() != std::io::ErrorKind::PermissionDenied {
             return None;
         }
@@ -106,7 +106,7 @@ fn holder_of(path: &Path) -> Option<Holder> {
 
 /// What to do about a refusal: run as the holder's owner, with sudo, or fix the mode when the
 /// owner itself is refused.
-pub fn advice(holder: Option<&Holder>, me: &User) -> String {
+pub(crate) fn advice(holder: Option<&Holder>, me: &User) -> String {
     let Some(h) = holder else {
         return "run the command as the data directory's owner, or with sudo".into();
     };

@@ -24,12 +24,12 @@ use crate::store::{
 
 /// What a backup holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackupReport {
-    pub path: PathBuf,
-    pub bytes: u64,
+pub(crate) struct BackupReport {
+    pub(crate) path: PathBuf,
+    pub(crate) bytes: u64,
     pub checks: u64,
     /// Pings in the ping log plus pings still in the journal.
-    pub pings: u64,
+    pub(crate) pings: u64,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -125,7 +125,7 @@ fn sync_dir(path: &Path) -> Result<(), StoreError> {
 impl Store {
     /// Writes a consistent copy of the file to `dest` (via `dest.tmp`, synced, then renamed).
     /// Safe while the service writes: the copy is one read transaction's snapshot.
-    pub fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
+    pub(crate) fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
         let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         if dest.exists() && canonical(dest) == canonical(self.path()) {
             return Err(StoreError::Backup {

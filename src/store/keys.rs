@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 /// `check ‖ n` for pings and ping bodies; sorts by check, then by n.
-pub fn ping_key(check: Uuid, n: u64) -> [u8; 24] {
+pub(crate) fn ping_key(check: Uuid, n: u64) -> [u8; 24] {
     let mut key = [0u8; 24];
     key[..16].copy_from_slice(check.as_bytes());
     key[16..].copy_from_slice(&n.to_be_bytes());
@@ -13,7 +13,7 @@ pub fn ping_key(check: Uuid, n: u64) -> [u8; 24] {
 }
 
 /// The `n` of a [`ping_key`].
-pub fn ping_n(key: &[u8; 24]) -> u64 {
+pub(crate) fn ping_n(key: &[u8; 24]) -> u64 {
     let mut n = [0u8; 8];
     n.copy_from_slice(&key[16..]);
     u64::from_be_bytes(n)
@@ -24,12 +24,13 @@ fn ordered_time(us: i64) -> u64 {
     (us as u64) ^ (1 << 63)
 }
 
+#[cfg(test)]
 fn time_from_ordered(v: u64) -> i64 {
     (v ^ (1 << 63)) as i64
 }
 
 /// `check ‖ time` for flips; sorts by check, then by time.
-pub fn flip_key(check: Uuid, created_us: i64) -> [u8; 24] {
+pub(crate) fn flip_key(check: Uuid, created_us: i64) -> [u8; 24] {
     let mut key = [0u8; 24];
     key[..16].copy_from_slice(check.as_bytes());
     key[16..].copy_from_slice(&ordered_time(created_us).to_be_bytes());
@@ -37,14 +38,15 @@ pub fn flip_key(check: Uuid, created_us: i64) -> [u8; 24] {
 }
 
 /// The time of a [`flip_key`].
-pub fn flip_time(key: &[u8; 24]) -> i64 {
+#[cfg(test)]
+fn flip_time(key: &[u8; 24]) -> i64 {
     let mut t = [0u8; 8];
     t.copy_from_slice(&key[16..]);
     time_from_ordered(u64::from_be_bytes(t))
 }
 
 /// The first and last 24-byte keys of one check (pings, bodies, flips).
-pub fn check_range24(check: Uuid) -> ([u8; 24], [u8; 24]) {
+pub(crate) fn check_range24(check: Uuid) -> ([u8; 24], [u8; 24]) {
     let mut lo = [0u8; 24];
     lo[..16].copy_from_slice(check.as_bytes());
     let mut hi = [0xffu8; 24];
@@ -53,7 +55,7 @@ pub fn check_range24(check: Uuid) -> ([u8; 24], [u8; 24]) {
 }
 
 /// `check ‖ channel` for check-channel links.
-pub fn link_key(check: Uuid, channel: Uuid) -> [u8; 32] {
+pub(crate) fn link_key(check: Uuid, channel: Uuid) -> [u8; 32] {
     let mut key = [0u8; 32];
     key[..16].copy_from_slice(check.as_bytes());
     key[16..].copy_from_slice(channel.as_bytes());
@@ -61,7 +63,7 @@ pub fn link_key(check: Uuid, channel: Uuid) -> [u8; 32] {
 }
 
 /// The first and last link keys of one check.
-pub fn check_range32(check: Uuid) -> ([u8; 32], [u8; 32]) {
+pub(crate) fn check_range32(check: Uuid) -> ([u8; 32], [u8; 32]) {
     let mut lo = [0u8; 32];
     lo[..16].copy_from_slice(check.as_bytes());
     let mut hi = [0xffu8; 32];
@@ -70,14 +72,14 @@ pub fn check_range32(check: Uuid) -> ([u8; 32], [u8; 32]) {
 }
 
 /// The channel half of a [`link_key`].
-pub fn link_channel(key: &[u8; 32]) -> Uuid {
+pub(crate) fn link_channel(key: &[u8; 32]) -> Uuid {
     let mut c = [0u8; 16];
     c.copy_from_slice(&key[16..]);
     Uuid::from_bytes(c)
 }
 
 /// `project ‖ SHA-256(slug)[..16]` for the slug index: fixed width whatever the slug's length.
-pub fn slug_key(project: Uuid, slug: &str) -> [u8; 32] {
+pub(crate) fn slug_key(project: Uuid, slug: &str) -> [u8; 32] {
     let mut key = [0u8; 32];
     key[..16].copy_from_slice(project.as_bytes());
     key[16..].copy_from_slice(&Sha256::digest(slug.as_bytes())[..16]);
@@ -85,7 +87,7 @@ pub fn slug_key(project: Uuid, slug: &str) -> [u8; 32] {
 }
 
 /// An API key identifier (`hcw_` + 8 characters) as a table key.
-pub fn api_key_id(id: &str) -> Option<[u8; 12]> {
+pub(crate) fn api_key_id(id: &str) -> Option<[u8; 12]> {
     id.as_bytes().try_into().ok()
 }
 

@@ -6,16 +6,16 @@
 //! badge keys, links) in step with the records; reads of pings and flips open their own read
 //! transactions.
 
-pub mod access;
+pub(crate) mod access;
 mod backup;
-pub mod keys;
-pub mod records;
+pub(crate) mod keys;
+pub(crate) mod records;
 mod write;
 
 use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use redb::{
     Database, MultimapTableDefinition, ReadableDatabase, ReadableTable, ReadableTableMetadata,
@@ -32,12 +32,12 @@ use records::{
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
 /// by a newer release and is refused.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 /// redb's page cache. Hot state lives in the service's own memory, so the cache only serves
 /// pings, flips and writes; redb's default (1 GiB) would make a small service look large.
-pub const CACHE_BYTES: usize = 32 << 20;
+pub(crate) const CACHE_BYTES: usize = 32 << 20;
 /// Name of the database file inside the data directory.
-pub const DB_FILE: &str = "overdue.redb";
+pub(crate) const DB_FILE: &str = "overdue.redb";
 
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(crate) const PROJECTS: TableDefinition<u128, &[u8]> = TableDefinition::new("projects");
@@ -62,7 +62,7 @@ pub(crate) const REPEATS: TableDefinition<[u8; 32], i64> = TableDefinition::new(
 pub(crate) const SESSIONS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("sessions");
 
 /// Delivery attempts kept per channel (the newest), for `channel ls` and the log of failures.
-pub const DELIVERIES_KEPT: usize = 50;
+pub(crate) const DELIVERIES_KEPT: usize = 50;
 
 /// What can go wrong below the service.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +123,7 @@ impl StoreError {
     /// Whether this is the file (or the disk under it) failing rather than its contents or a
     /// bug: a full disk, a file that became unwritable, a read error. After such an error redb
     /// refuses every operation until the database is reopened ([`Store::reopen`]).
-    pub fn is_io(&self) -> bool {
+    pub(crate) fn is_io(&self) -> bool {
         match self {
             StoreError::Closed
             | StoreError::Io { .. }
@@ -170,18 +170,20 @@ impl From<redb::DatabaseError> for StoreError {
 
 /// Everything the service keeps in memory, as read at start.
 #[derive(Debug, Default)]
-pub struct Snapshot {
-    pub projects: Vec<Project>,
+pub(crate) struct Snapshot {
+    pub(crate) projects: Vec<Project>,
     pub api_keys: Vec<ApiKey>,
     /// With their `channels` filled in from the links table; `compiled` is left to the caller.
+    /// Only [`Store::load`] fills it: the service streams the checks instead.
+    #[cfg(test)]
     pub checks: Vec<Check>,
     pub channels: Vec<Channel>,
     /// The sequence number the next outbox entry gets.
-    pub next_outbox_seq: u64,
+    pub(crate) next_outbox_seq: u64,
     /// The sequence number the next journal entry gets.
-    pub next_journal_seq: u64,
+    pub(crate) next_journal_seq: u64,
     /// Dashboard sessions by [`crate::model::session::session_id`], expired ones included.
-    pub sessions: Vec<([u8; 32], Session)>,
+    pub(crate) sessions: Vec<([u8; 32], Session)>,
 }
 
 /// The open data file.
@@ -189,14 +191,16 @@ pub struct Snapshot {
 /// The database sits behind a lock so that [`Store::reopen`] can replace it after an I/O
 /// error (redb refuses every later operation until then). Each operation clones the handle and
 /// lets go of the lock at once, so nothing waits on it but a reopen.
-pub struct Store {
+pub(crate) struct Store {
     db: RwLock<Option<Arc<Database>>>,
     path: PathBuf,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -210,14 +214,14 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 impl Store {
     /// Opens (creating if needed) the data file in `dir`. The directory is created with mode
     /// 0700 and the file with 0600; the process then holds redb's exclusive lock on it.
-    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn open(dir: &Path) -> Result<Store, StoreError> {
         Store::open_with(dir, true).map_err(explain_refusal)
     }
 
     /// Opens the data file in `dir`, creating nothing: a directory without one is
     /// [`StoreError::NoDataFile`]. Admin commands use this, so one run in the wrong directory
     /// does not leave an empty database there.
-    pub fn open_existing(dir: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn open_existing(dir: &Path) -> Result<Store, StoreError> {
         Store::open_with(dir, false).map_err(explain_refusal)
     }
 
@@ -263,8 +267,8 @@ impl Store {
     /// call with "previous I/O error" until this is done, and opening runs redb's recovery from
     /// the last commit. Fails (and stays closed) while the cause is still there, or while a
     /// reader still holds the old handle (its file lock); the caller retries later.
-    pub fn reopen(&self) -> Result<(), StoreError> {
-        let mut slot = self.db.write().unwrap_or_else(|p| p.into_inner());
+    pub(crate) fn reopen(&self) -> Result<(), StoreError> {
+        let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
         // Dropping the last handle closes the file and releases redb's lock on it.
         slot.take();
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -279,20 +283,20 @@ impl Store {
     fn db(&self) -> Result<Arc<Database>, StoreError> {
         self.db
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
             .ok_or(StoreError::Closed)
     }
 
     /// One committed write that proves the file takes writes again (after a reopen).
-    pub fn probe_write(&self, now_us: i64) -> Result<(), StoreError> {
+    pub(crate) fn probe_write(&self, now_us: i64) -> Result<(), StoreError> {
         let mut txn = self.begin_write()?;
         txn.put_meta("last_write_probe", &now_us.to_be_bytes())?;
         txn.commit()
     }
 
     /// Path of the data file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -340,7 +344,8 @@ impl Store {
     }
 
     /// Reads every project, key, check (with its channel links) and channel.
-    pub fn load(&self) -> Result<Snapshot, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn load(&self) -> Result<Snapshot, StoreError> {
         let mut checks = Vec::new();
         let mut snap = self.load_streaming(&mut |c| checks.push(c))?;
         snap.checks = checks;
@@ -349,7 +354,10 @@ impl Store {
 
     /// Like [`Store::load`], but hands each check to `on_check` as it is read instead of
     /// collecting them, so a million checks are never held twice.
-    pub fn load_streaming(&self, on_check: &mut dyn FnMut(Check)) -> Result<Snapshot, StoreError> {
+    pub(crate) fn load_streaming(
+        &self,
+        on_check: &mut dyn FnMut(Check),
+    ) -> Result<Snapshot, StoreError> {
         let txn = self.db()?.begin_read()?;
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
@@ -385,14 +393,12 @@ impl Store {
             while let Some(Ok((k, _))) = link_iter.peek() {
                 let key = k.value();
                 let owner = Uuid::from_slice(&key[..16]).unwrap_or_default();
-                if owner < check.uuid {
-                    link_iter.next();
-                } else if owner == check.uuid {
-                    check.channels.push(keys::link_channel(&key));
-                    link_iter.next();
-                } else {
-                    break;
+                match owner.cmp(&check.uuid) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => check.channels.push(keys::link_channel(&key)),
+                    std::cmp::Ordering::Greater => break,
                 }
+                link_iter.next();
             }
             if let Some(Err(_)) = link_iter.peek()
                 && let Some(Err(e)) = link_iter.next()
@@ -406,7 +412,7 @@ impl Store {
     }
 
     /// Starts the write transaction of one batch. Blocks while another is open.
-    pub fn begin_write(&self) -> Result<WriteTxn, StoreError> {
+    pub(crate) fn begin_write(&self) -> Result<WriteTxn, StoreError> {
         Ok(WriteTxn {
             txn: self.db()?.begin_write()?,
             journal: Vec::new(),
@@ -414,7 +420,7 @@ impl Store {
     }
 
     /// The newest `limit` pings of a check, newest first.
-    pub fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
+    pub(crate) fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let table = txn.open_table(PINGS)?;
         let (lo, hi) = keys::check_range24(check);
@@ -428,7 +434,7 @@ impl Store {
     }
 
     /// The stored body of ping `n`, if it exists and is not empty.
-    pub fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let table = txn.open_table(PING_BODIES)?;
         Ok(table
@@ -438,7 +444,7 @@ impl Store {
     }
 
     /// Every stored flip of a check, newest first.
-    pub fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
+    pub(crate) fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let table = txn.open_table(FLIPS)?;
         let (lo, hi) = keys::check_range24(check);
@@ -451,7 +457,12 @@ impl Store {
     }
 
     /// Checks of a (project, slug) according to the slug index.
-    pub fn checks_by_slug(&self, project: Uuid, slug: &str) -> Result<Vec<Uuid>, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn checks_by_slug(
+        &self,
+        project: Uuid,
+        slug: &str,
+    ) -> Result<Vec<Uuid>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let table = txn.open_multimap_table(SLUG_INDEX)?;
         let mut out = Vec::new();
@@ -462,7 +473,7 @@ impl Store {
     }
 
     /// Every queued alert, oldest first.
-    pub fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
+    pub(crate) fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(OUTBOX)?.iter()? {
@@ -473,13 +484,13 @@ impl Store {
     }
 
     /// How many alerts wait in the outbox.
-    pub fn outbox_len(&self) -> Result<u64, StoreError> {
+    pub(crate) fn outbox_len(&self) -> Result<u64, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(OUTBOX)?.len()?)
     }
 
     /// Every queued alert with its retry state (None before the first try), oldest first.
-    pub fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
+    pub(crate) fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let tries = txn.open_table(OUTBOX_TRIES)?;
         let mut out = Vec::new();
@@ -497,7 +508,11 @@ impl Store {
     }
 
     /// The newest `limit` delivery attempts to a channel, newest first.
-    pub fn deliveries(&self, channel: Uuid, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+    pub(crate) fn deliveries(
+        &self,
+        channel: Uuid,
+        limit: usize,
+    ) -> Result<Vec<Delivery>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let table = txn.open_table(DELIVERIES)?;
         let (lo, hi) = keys::check_range24(channel);
@@ -510,7 +525,7 @@ impl Store {
     }
 
     /// Every pending repeat alert: (check, channel, due time in µs).
-    pub fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
+    pub(crate) fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
         let txn = self.db()?.begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(REPEATS)?.iter()? {
@@ -524,7 +539,10 @@ impl Store {
 
     /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed
     /// at start). Streams: bodies are not kept.
-    pub fn for_each_journaled(&self, mut f: impl FnMut(u64, Ping)) -> Result<(), StoreError> {
+    pub(crate) fn for_each_journaled(
+        &self,
+        mut f: impl FnMut(u64, Ping),
+    ) -> Result<(), StoreError> {
         let txn = self.db()?.begin_read()?;
         for entry in txn.open_table(JOURNAL)?.iter()? {
             let (k, v) = entry?;
@@ -534,14 +552,14 @@ impl Store {
     }
 
     /// How many entries the journal holds (folded or not).
-    pub fn journal_len(&self) -> Result<u64, StoreError> {
+    pub(crate) fn journal_len(&self) -> Result<u64, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(JOURNAL)?.len()?)
     }
 
     /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges
     /// are rare next to pings, and a million checks need every byte of memory).
-    pub fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+    pub(crate) fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn
             .open_table(BADGE_KEYS)?
@@ -550,19 +568,19 @@ impl Store {
     }
 
     /// How many checks the file holds.
-    pub fn check_count(&self) -> Result<u64, StoreError> {
+    pub(crate) fn check_count(&self) -> Result<u64, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(CHECKS)?.len()?)
     }
 
     /// A cheap read that proves the file answers (for `/api/v3/status/`).
-    pub fn health_check(&self) -> Result<u64, StoreError> {
+    pub(crate) fn health_check(&self) -> Result<u64, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(PROJECTS)?.len()?)
     }
 
     /// A value from the meta table.
-    pub fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(META)?.get(key)?.map(|v| v.value().to_vec()))
     }
@@ -618,8 +636,8 @@ fn explain_refusal(e: StoreError) -> StoreError {
     }
 }
 
-pub use backup::BackupReport;
-pub use write::WriteTxn;
+pub(crate) use backup::BackupReport;
+pub(crate) use write::WriteTxn;
 
 fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
     let r = decode::<JournalRecord>(bytes, "journal")?;

@@ -20,14 +20,14 @@ use crate::model::{
 use crate::store::StoreError;
 
 /// The version byte that leads every record written by this release.
-pub const RECORD_V1: u8 = 1;
+pub(crate) const RECORD_V1: u8 = 1;
 
 fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
 /// `RECORD_V1` followed by the bincode encoding of `record`.
-pub fn encode<T: Encode>(record: &T) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn encode<T: Encode>(record: &T) -> Result<Vec<u8>, StoreError> {
     let mut out = vec![RECORD_V1];
     bincode::encode_into_std_write(record, &mut out, config())
         .map_err(|e| StoreError::Corrupt(format!("cannot encode record: {e}")))?;
@@ -35,7 +35,7 @@ pub fn encode<T: Encode>(record: &T) -> Result<Vec<u8>, StoreError> {
 }
 
 /// Decodes a record written by [`encode`]; `what` names the table for error messages.
-pub fn decode<T: Decode<()>>(bytes: &[u8], what: &str) -> Result<T, StoreError> {
+pub(crate) fn decode<T: Decode<()>>(bytes: &[u8], what: &str) -> Result<T, StoreError> {
     match bytes.split_first() {
         Some((&RECORD_V1, rest)) => bincode::decode_from_slice(rest, config())
             .map(|(value, _)| value)
@@ -67,13 +67,13 @@ fn status_from(code: u8) -> Result<StoredStatus, StoreError> {
 }
 
 #[derive(Encode, Decode)]
-pub struct ProjectRecord {
+pub(crate) struct ProjectRecord {
     pub uuid: u128,
-    pub seq: u64,
+    pub(crate) seq: u64,
     pub name: String,
     pub ping_key: String,
     pub badge_key: String,
-    pub created_us: i64,
+    pub(crate) created_us: i64,
 }
 
 impl From<&Project> for ProjectRecord {
@@ -103,13 +103,13 @@ impl From<ProjectRecord> for Project {
 }
 
 #[derive(Encode, Decode)]
-pub struct ApiKeyRecord {
+pub(crate) struct ApiKeyRecord {
     pub id: String,
     pub project: u128,
-    pub read_only: bool,
-    pub label: String,
-    pub hash: String,
-    pub created_us: i64,
+    pub(crate) read_only: bool,
+    pub(crate) label: String,
+    pub(crate) hash: String,
+    pub(crate) created_us: i64,
 }
 
 impl From<&ApiKey> for ApiKeyRecord {
@@ -168,11 +168,11 @@ impl From<SessionRecord> for Session {
 }
 
 #[derive(Encode, Decode)]
-pub struct CheckRecord {
+pub(crate) struct CheckRecord {
     pub uuid: u128,
     pub project: u128,
-    pub seq: u64,
-    pub created_us: i64,
+    pub(crate) seq: u64,
+    pub(crate) created_us: i64,
     pub name: String,
     pub slug: String,
     pub tags: String,
@@ -194,8 +194,8 @@ pub struct CheckRecord {
     pub filter_default_fail: bool,
     pub status: u8,
     pub n_pings: u64,
-    pub last_ping_us: Option<i64>,
-    pub last_start_us: Option<i64>,
+    pub(crate) last_ping_us: Option<i64>,
+    pub(crate) last_start_us: Option<i64>,
     pub last_start_rid: Option<u128>,
     pub last_duration_us: Option<i64>,
     pub badge_key: u128,
@@ -243,7 +243,7 @@ impl From<&Check> for CheckRecord {
 
 impl CheckRecord {
     /// The model check, without its compiled schedule and channels (the caller adds them).
-    pub fn into_check(self) -> Result<Check, StoreError> {
+    pub(crate) fn into_check(self) -> Result<Check, StoreError> {
         let kind = match self.kind {
             0 => Kind::Simple,
             1 => Kind::Cron,
@@ -294,15 +294,15 @@ impl CheckRecord {
 }
 
 #[derive(Encode, Decode)]
-pub struct ChannelRecord {
+pub(crate) struct ChannelRecord {
     pub uuid: u128,
     pub project: u128,
-    pub seq: u64,
+    pub(crate) seq: u64,
     pub name: String,
     pub kind: String,
     /// Kind-specific settings as ordered key/value pairs, so new kinds need no new shape.
-    pub settings: Vec<(String, String)>,
-    pub created_us: i64,
+    pub(crate) settings: Vec<(String, String)>,
+    pub(crate) created_us: i64,
 }
 
 /// The setting that marks a channel as a default for new checks ([`Channel::default_for_new`]),
@@ -350,8 +350,8 @@ impl From<ChannelRecord> for Channel {
 }
 
 #[derive(Encode, Decode)]
-pub struct PingRecord {
-    pub created_us: i64,
+pub(crate) struct PingRecord {
+    pub(crate) created_us: i64,
     /// 0 success, 1 start, 2 fail, 3 log, 4 ignored.
     pub kind: u8,
     pub scheme: String,
@@ -359,8 +359,8 @@ pub struct PingRecord {
     pub method: String,
     pub ua: String,
     pub rid: Option<u128>,
-    pub exit_status: Option<u8>,
-    pub body_len: u32,
+    pub(crate) exit_status: Option<u8>,
+    pub(crate) body_len: u32,
 }
 
 impl From<&Ping> for PingRecord {
@@ -386,7 +386,7 @@ impl From<&Ping> for PingRecord {
 }
 
 impl PingRecord {
-    pub fn into_ping(self, check: Uuid, n: u64) -> Result<Ping, StoreError> {
+    pub(crate) fn into_ping(self, check: Uuid, n: u64) -> Result<Ping, StoreError> {
         let kind = match self.kind {
             0 => PingKind::Success,
             1 => PingKind::Start,
@@ -412,8 +412,8 @@ impl PingRecord {
 }
 
 #[derive(Encode, Decode)]
-pub struct FlipRecord {
-    pub created_us: i64,
+pub(crate) struct FlipRecord {
+    pub(crate) created_us: i64,
     pub old_status: u8,
     pub new_status: u8,
     pub reason: String,
@@ -431,7 +431,7 @@ impl From<&Flip> for FlipRecord {
 }
 
 impl FlipRecord {
-    pub fn into_flip(self, check: Uuid) -> Result<Flip, StoreError> {
+    pub(crate) fn into_flip(self, check: Uuid) -> Result<Flip, StoreError> {
         Ok(Flip {
             check,
             created: from_micros(self.created_us),
@@ -443,14 +443,14 @@ impl FlipRecord {
 }
 
 #[derive(Encode, Decode)]
-pub struct OutboxRecord {
-    pub channel: u128,
+pub(crate) struct OutboxRecord {
+    pub(crate) channel: u128,
     pub check: u128,
-    pub flip_created_us: i64,
+    pub(crate) flip_created_us: i64,
     pub old_status: u8,
     pub new_status: u8,
     pub reason: String,
-    pub queued_us: i64,
+    pub(crate) queued_us: i64,
 }
 
 impl From<&OutboxEntry> for OutboxRecord {
@@ -468,7 +468,7 @@ impl From<&OutboxEntry> for OutboxRecord {
 }
 
 impl OutboxRecord {
-    pub fn into_entry(self, seq: u64) -> Result<OutboxEntry, StoreError> {
+    pub(crate) fn into_entry(self, seq: u64) -> Result<OutboxEntry, StoreError> {
         Ok(OutboxEntry {
             seq,
             channel: Uuid::from_u128(self.channel),
@@ -484,24 +484,24 @@ impl OutboxRecord {
 
 /// A ping waiting in the journal: the ping, its check and number, and its body.
 #[derive(Encode, Decode)]
-pub struct JournalRecord {
+pub(crate) struct JournalRecord {
     pub check: u128,
     pub n: u64,
-    pub ping: PingRecord,
+    pub(crate) ping: PingRecord,
     pub body: Vec<u8>,
 }
 
 /// One delivery attempt (table `deliveries`).
 #[derive(Encode, Decode)]
-pub struct DeliveryRecord {
-    pub outbox_seq: u64,
+pub(crate) struct DeliveryRecord {
+    pub(crate) outbox_seq: u64,
     pub check: Option<u128>,
-    pub at_us: i64,
-    pub duration_us: i64,
+    pub(crate) at_us: i64,
+    pub(crate) duration_us: i64,
     pub attempt: u32,
     pub code: Option<u16>,
     pub error: String,
-    pub gave_up: bool,
+    pub(crate) gave_up: bool,
 }
 
 impl From<&Delivery> for DeliveryRecord {
@@ -520,7 +520,7 @@ impl From<&Delivery> for DeliveryRecord {
 }
 
 impl DeliveryRecord {
-    pub fn into_delivery(self, channel: Uuid) -> Delivery {
+    pub(crate) fn into_delivery(self, channel: Uuid) -> Delivery {
         Delivery {
             channel,
             outbox_seq: self.outbox_seq,
@@ -537,9 +537,9 @@ impl DeliveryRecord {
 
 /// Retry state of an outbox entry (table `outbox_tries`).
 #[derive(Encode, Decode)]
-pub struct TriesRecord {
+pub(crate) struct TriesRecord {
     pub done: u32,
-    pub next_us: i64,
+    pub(crate) next_us: i64,
 }
 
 impl From<&Tries> for TriesRecord {

@@ -282,6 +282,10 @@ fn everything_round_trips_through_a_reopen() {
 }
 
 #[test]
+#[allow(
+    clippy::many_single_char_names,
+    reason = "a project, a check and its channels"
+)]
 fn set_links_replaces_put_link_adds_and_delete_link_removes_one() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let store = Store::open(tmp.path()).expect("open");

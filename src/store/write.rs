@@ -25,12 +25,12 @@ pub struct WriteTxn {
 }
 
 impl WriteTxn {
-    pub fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    pub(crate) fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.txn.open_table(META)?.insert(key, value)?;
         Ok(())
     }
 
-    pub fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
+    pub(crate) fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
         let bytes = encode(&ProjectRecord::from(project))?;
         self.txn
             .open_table(PROJECTS)?
@@ -39,12 +39,12 @@ impl WriteTxn {
     }
 
     /// Removes a project record. The caller removes its checks, channels and keys first.
-    pub fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
         self.txn.open_table(PROJECTS)?.remove(project.as_u128())?;
         Ok(())
     }
 
-    pub fn put_api_key(&mut self, key: &ApiKey) -> Result<(), StoreError> {
+    pub(crate) fn put_api_key(&mut self, key: &ApiKey) -> Result<(), StoreError> {
         let id = keys::api_key_id(&key.id)
             .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
         let bytes = encode(&ApiKeyRecord::from(key))?;
@@ -54,7 +54,7 @@ impl WriteTxn {
         Ok(())
     }
 
-    pub fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
+    pub(crate) fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
         if let Some(id) = keys::api_key_id(id) {
             self.txn.open_table(API_KEYS)?.remove(id)?;
         }
@@ -101,7 +101,7 @@ impl WriteTxn {
     }
 
     /// The check that owns a per-check badge key, as this transaction sees it.
-    pub fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+    pub(crate) fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
         Ok(self
             .txn
             .open_table(BADGE_KEYS)?
@@ -110,7 +110,7 @@ impl WriteTxn {
     }
 
     /// Deletes a check with its pings, bodies, flips, links and slug index entry.
-    pub fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
+    pub(crate) fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let id = check.uuid;
         self.txn.open_table(CHECKS)?.remove(id.as_u128())?;
         self.txn
@@ -128,15 +128,15 @@ impl WriteTxn {
         let (lo, hi) = keys::check_range32(id);
         self.txn
             .open_table(CHECK_CHANNELS)?
-            .retain_in(lo..=hi, |_, _| false)?;
+            .retain_in(lo..=hi, |_, ()| false)?;
         Ok(())
     }
 
     /// Replaces a check's channel links with `channels`.
-    pub fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
+    pub(crate) fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(CHECK_CHANNELS)?;
         let (lo, hi) = keys::check_range32(check);
-        table.retain_in(lo..=hi, |_, _| false)?;
+        table.retain_in(lo..=hi, |_, ()| false)?;
         for channel in channels {
             table.insert(keys::link_key(check, *channel), ())?;
         }
@@ -144,7 +144,7 @@ impl WriteTxn {
     }
 
     /// Adds one link (used when a new channel is assigned to existing checks).
-    pub fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
         self.txn
             .open_table(CHECK_CHANNELS)?
             .insert(keys::link_key(check, channel), ())?;
@@ -152,14 +152,14 @@ impl WriteTxn {
     }
 
     /// Removes one link (used when a channel is deleted).
-    pub fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
         self.txn
             .open_table(CHECK_CHANNELS)?
             .remove(keys::link_key(check, channel))?;
         Ok(())
     }
 
-    pub fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
+    pub(crate) fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
         let bytes = encode(&ChannelRecord::from(channel))?;
         self.txn
             .open_table(CHANNELS)?
@@ -169,7 +169,7 @@ impl WriteTxn {
 
     /// Removes a channel record with its delivery history. The caller removes its links
     /// first; its queued alerts and repeats are dropped by the delivery worker.
-    pub fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
         self.txn.open_table(CHANNELS)?.remove(channel.as_u128())?;
         let (lo, hi) = keys::check_range24(channel);
         self.txn
@@ -179,7 +179,8 @@ impl WriteTxn {
     }
 
     /// Records a ping and, when not empty, its body.
-    pub fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
+    #[cfg(test)]
+    pub(crate) fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
         let key = keys::ping_key(ping.check, ping.n);
         let bytes = encode(&PingRecord::from(ping))?;
         self.txn.open_table(PINGS)?.insert(key, bytes.as_slice())?;
@@ -191,7 +192,12 @@ impl WriteTxn {
 
     /// Appends a ping to the journal: the hot path writes only here, so a batch of pings to
     /// many checks dirties a page or two instead of two pages per check.
-    pub fn put_journal(&mut self, seq: u64, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
+    pub(crate) fn put_journal(
+        &mut self,
+        seq: u64,
+        ping: &Ping,
+        body: &[u8],
+    ) -> Result<(), StoreError> {
         let record = JournalRecord {
             check: ping.check.as_u128(),
             n: ping.n,
@@ -216,7 +222,7 @@ impl WriteTxn {
     /// Copies the journaled pings `seqs` (all of one check) into the pings and bodies tables.
     /// They stay in the journal until [`WriteTxn::trim_journal`] passes them; copying one
     /// twice writes the same record again.
-    pub fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+    pub(crate) fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
         let journal = self.txn.open_table(JOURNAL)?;
         let mut pings = self.txn.open_table(PINGS)?;
@@ -236,7 +242,7 @@ impl WriteTxn {
     }
 
     /// Removes the journal entries `seqs` (those of a deleted check).
-    pub fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+    pub(crate) fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
         let mut table = self.txn.open_table(JOURNAL)?;
         for &seq in seqs {
@@ -246,7 +252,7 @@ impl WriteTxn {
     }
 
     /// Removes every journal entry numbered below `below` (all folded already).
-    pub fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
+    pub(crate) fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
         self.flush_journal()?;
         self.txn
             .open_table(JOURNAL)?
@@ -255,7 +261,7 @@ impl WriteTxn {
     }
 
     /// Deletes the pings (and bodies) of a check numbered below `keep_from`.
-    pub fn prune_pings(&mut self, check: Uuid, keep_from: u64) -> Result<(), StoreError> {
+    pub(crate) fn prune_pings(&mut self, check: Uuid, keep_from: u64) -> Result<(), StoreError> {
         let lo = keys::ping_key(check, 0);
         let hi = keys::ping_key(check, keep_from);
         for table in [PINGS, PING_BODIES] {
@@ -268,7 +274,7 @@ impl WriteTxn {
 
     /// Records a flip. Two flips of one check in the same microsecond keep both: the later
     /// one moves forward to the next free microsecond.
-    pub fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
+    pub(crate) fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(FLIPS)?;
         let mut record = FlipRecord::from(flip);
         record.created_us = free_microsecond(&table, flip.check, record.created_us)?;
@@ -281,7 +287,7 @@ impl WriteTxn {
     }
 
     /// Queues an alert.
-    pub fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
+    pub(crate) fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
         let bytes = encode(&OutboxRecord::from(entry))?;
         self.txn
             .open_table(OUTBOX)?
@@ -290,14 +296,14 @@ impl WriteTxn {
     }
 
     /// Removes a delivered (or given up) alert with its retry state.
-    pub fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
+    pub(crate) fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
         self.txn.open_table(OUTBOX)?.remove(seq)?;
         self.txn.open_table(OUTBOX_TRIES)?.remove(seq)?;
         Ok(())
     }
 
     /// Records a failed try of an outbox entry and when to try again.
-    pub fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
+    pub(crate) fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
         let bytes = encode(&TriesRecord::from(tries))?;
         self.txn
             .open_table(OUTBOX_TRIES)?
@@ -307,7 +313,7 @@ impl WriteTxn {
 
     /// Records a delivery attempt and keeps only the channel's newest [`DELIVERIES_KEPT`].
     /// Two attempts in the same microsecond keep both (the later moves forward).
-    pub fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
+    pub(crate) fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
         let mut table = self.txn.open_table(DELIVERIES)?;
         let mut record = DeliveryRecord::from(delivery);
         record.at_us = free_microsecond(&table, delivery.channel, record.at_us)?;
@@ -330,7 +336,7 @@ impl WriteTxn {
     }
 
     /// Schedules the next repeat alert of (check, channel).
-    pub fn put_repeat(
+    pub(crate) fn put_repeat(
         &mut self,
         check: Uuid,
         channel: Uuid,
@@ -343,7 +349,11 @@ impl WriteTxn {
     }
 
     /// When the next repeat alert of (check, channel) is due, if one is scheduled.
-    pub fn repeat_due(&mut self, check: Uuid, channel: Uuid) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn repeat_due(
+        &mut self,
+        check: Uuid,
+        channel: Uuid,
+    ) -> Result<Option<i64>, StoreError> {
         Ok(self
             .txn
             .open_table(REPEATS)?
@@ -351,7 +361,7 @@ impl WriteTxn {
             .map(|v| v.value()))
     }
 
-    pub fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
         self.txn
             .open_table(REPEATS)?
             .remove(keys::link_key(check, channel))?;
@@ -359,7 +369,7 @@ impl WriteTxn {
     }
 
     /// Deletes the flips of `check` older than `before_us`.
-    pub fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
+    pub(crate) fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
         let lo = keys::flip_key(check, i64::MIN);
         let hi = keys::flip_key(check, before_us);
         self.txn
@@ -369,14 +379,14 @@ impl WriteTxn {
     }
 
     /// Makes the transaction durable (fsync) and visible.
-    pub fn commit(mut self) -> Result<(), StoreError> {
+    pub(crate) fn commit(mut self) -> Result<(), StoreError> {
         self.flush_journal()?;
         self.txn.commit()?;
         Ok(())
     }
 
     /// Drops everything the transaction did.
-    pub fn abort(self) -> Result<(), StoreError> {
+    pub(crate) fn abort(self) -> Result<(), StoreError> {
         self.txn.abort()?;
         Ok(())
     }

@@ -19,24 +19,27 @@ use crate::model::spec::{apply, parse_spec};
 use crate::model::{ApiKey, ApiVersion, Channel, Check, Kind, Project, StoredStatus};
 
 /// The `format` member of every dump.
-pub const FORMAT: &str = "overdue-export";
+pub(crate) const FORMAT: &str = "overdue-export";
 /// The `version` this release writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// Why a dump cannot be read or applied; the message names the object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct DumpError(pub String);
+pub(crate) struct DumpError(pub String);
 
+/// A whole dump in one value; the importer and exporter stream instead (`dump_stream`), so
+/// only the tests build one.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Dump {
-    pub format: String,
-    pub version: u32,
-    pub exported_at: String,
+pub(crate) struct Dump {
+    pub(crate) format: String,
+    pub(crate) version: u32,
+    pub(crate) exported_at: String,
     /// Hex of the secret that signs project badge URLs.
-    pub badge_secret: String,
-    pub projects: Vec<DumpProject>,
+    pub(crate) badge_secret: String,
+    pub(crate) projects: Vec<DumpProject>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,10 +61,10 @@ pub struct DumpProject {
 pub struct DumpKey {
     /// `hcw_`/`hcr_` and the next 8 characters, as `key ls` shows.
     pub id: String,
-    pub read_only: bool,
-    pub label: String,
+    pub(crate) read_only: bool,
+    pub(crate) label: String,
     /// The argon2id PHC string.
-    pub hash: String,
+    pub(crate) hash: String,
     pub created: String,
 }
 
@@ -72,12 +75,12 @@ pub struct DumpChannel {
     pub name: String,
     pub kind: String,
     /// Kind-specific settings as ordered `[key, value]` pairs.
-    pub settings: Vec<(String, String)>,
+    pub(crate) settings: Vec<(String, String)>,
     pub created: String,
     /// Checks created by the CLI get it unless they name their channels; absent in exports
     /// written before the flag existed (then false).
     #[serde(default)]
-    pub default_for_new: bool,
+    pub(crate) default_for_new: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,10 +123,12 @@ pub struct DumpCheck {
 /// The model objects of one dumped project, validated; `seq` fields are 0 (the importer
 /// numbers them in the dump's order).
 #[derive(Debug, Clone)]
-pub struct ProjectParts {
+pub(crate) struct ProjectParts {
     pub project: Project,
-    pub keys: Vec<ApiKey>,
+    pub(crate) keys: Vec<ApiKey>,
     pub channels: Vec<Channel>,
+    /// Empty on import: the stream delivers a project's checks after it, on their own.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub checks: Vec<Check>,
 }
 
@@ -156,11 +161,9 @@ fn status_from(s: &str) -> Option<StoredStatus> {
     .find(|st| st.as_str() == s)
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use crate::model::hex;
 
-pub fn unhex(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
@@ -170,10 +173,11 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+#[cfg(test)]
 impl Dump {
     /// Parses a whole dump, refusing other formats and versions with a message that says so
     /// (the same reader as the import's, collecting every piece).
-    pub fn parse(text: &str) -> Result<Dump, DumpError> {
+    pub(crate) fn parse(text: &str) -> Result<Dump, DumpError> {
         use crate::transfer::dump_stream::{Piece, ReadError, read_dump};
         let mut dump = Dump {
             format: FORMAT.to_string(),
@@ -208,27 +212,27 @@ impl Dump {
     }
 
     /// Pretty JSON with a final newline.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut out = serde_json::to_string_pretty(self).unwrap_or_default();
         out.push('\n');
         out
     }
 
     /// The badge secret, if the member holds one.
-    pub fn secret(&self) -> Result<Vec<u8>, DumpError> {
+    pub(crate) fn secret(&self) -> Result<Vec<u8>, DumpError> {
         secret_bytes(&self.badge_secret)
     }
 }
 
 /// The bytes of a dump's `badge_secret` member.
-pub fn secret_bytes(hex: &str) -> Result<Vec<u8>, DumpError> {
+pub(crate) fn secret_bytes(hex: &str) -> Result<Vec<u8>, DumpError> {
     unhex(hex)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| DumpError("the export's badge_secret is not hex".into()))
 }
 
 /// One project as dumped.
-pub fn dump_project(
+pub(crate) fn dump_project(
     project: &Project,
     keys: &[&ApiKey],
     channels: &[&Channel],
@@ -266,7 +270,7 @@ pub fn dump_project(
 }
 
 /// One check as dumped.
-pub fn dump_check(c: &Check) -> DumpCheck {
+pub(crate) fn dump_check(c: &Check) -> DumpCheck {
     DumpCheck {
         uuid: c.uuid,
         created: ts(c.created),
@@ -301,7 +305,7 @@ pub fn dump_check(c: &Check) -> DumpCheck {
 
 impl DumpProject {
     /// The project's model objects, each validated; the first problem is the error.
-    pub fn to_model(&self) -> Result<ProjectParts, DumpError> {
+    pub(crate) fn to_model(&self) -> Result<ProjectParts, DumpError> {
         let what = format!("project {:?}", self.name);
         if self.name.trim().is_empty() {
             return Err(DumpError(format!("{what}: a project needs a name")));
@@ -366,7 +370,7 @@ impl DumpProject {
 impl DumpCheck {
     /// The check of project `project_name` (`project` by UUID), validated as the Management
     /// API validates a create request; every assigned channel must be one of `channels`.
-    pub fn to_model(
+    pub(crate) fn to_model(
         &self,
         project_name: &str,
         project: Uuid,

@@ -23,7 +23,7 @@ use crate::transfer::dump::{
 
 /// One piece of a dump, in file order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// The members before `projects`.
     Begin {
         exported_at: String,
@@ -37,7 +37,7 @@ pub enum Piece {
 
 /// Why reading stopped: the dump is not one, or the receiver of the pieces said stop.
 #[derive(Debug)]
-pub enum ReadError<E> {
+pub(crate) enum ReadError<E> {
     Dump(DumpError),
     Stopped(E),
 }
@@ -77,7 +77,7 @@ fn not_ours() -> DumpError {
 
 /// Reads a dump from `reader`, giving its pieces to `sink` in file order with at most `part`
 /// checks a piece. Checks are validated later, by whoever applies them; this only reads.
-pub fn read_dump<R: Read, E>(
+pub(crate) fn read_dump<R: Read, E>(
     reader: R,
     part: usize,
     mut sink: impl FnMut(Piece) -> Result<(), E>,

@@ -62,22 +62,22 @@ pub struct ForeignCheck {
     /// RFC 3339.
     pub last_ping: Option<String>,
     /// A run is in progress there.
-    pub started: bool,
+    pub(crate) started: bool,
     /// When it started (RFC 3339) and its run ID, when the ping log still shows it.
     pub last_start: Option<String>,
     pub last_start_rid: Option<Uuid>,
     /// Whole seconds, as Healthchecks shows it.
-    pub last_duration: Option<i64>,
+    pub(crate) last_duration: Option<i64>,
     /// The per-check badge key from `badge_url`, kept so embedded badges keep working.
     pub badge_key: Option<Uuid>,
     /// Its integrations there; the ones not in the project's channel list are named by id.
     pub channels: Vec<ForeignChannel>,
     /// A Management API create body (validated by the service like any create request).
-    pub settings: Map<String, Value>,
+    pub(crate) settings: Map<String, Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum HcError {
+pub(crate) enum HcError {
     #[error(
         "the checks carry no uuid (the API key is read-only?): Healthchecks shows check UUIDs \
          only to read-write keys, and without them every ping URL would change; use the \
@@ -122,7 +122,7 @@ fn timestamp(obj: &Map<String, Value>, field: &str) -> Result<Option<String>, St
 }
 
 /// The badge key in a check's `badge_url` (`<site>/b/<states>/<badge-key>.svg`).
-pub fn badge_key(badge_url: &str) -> Option<Uuid> {
+pub(crate) fn badge_key(badge_url: &str) -> Option<Uuid> {
     let rest = &badge_url[badge_url.rfind("/b/")? + 3..];
     let (states, file) = rest.split_once('/')?;
     if states.is_empty() || !states.bytes().all(|b| b.is_ascii_digit()) {
@@ -133,7 +133,7 @@ pub fn badge_key(badge_url: &str) -> Option<Uuid> {
 
 /// Maps one check object of `GET /api/v3/checks/` to a check to create; `channels` is the
 /// project's channel list, which names its integrations.
-pub fn foreign_check(
+pub(crate) fn foreign_check(
     obj: &Map<String, Value>,
     channels: &[ForeignChannel],
 ) -> Result<ForeignCheck, String> {
@@ -201,7 +201,7 @@ pub fn foreign_check(
 }
 
 /// Parses the body of `GET /api/v3/channels/`.
-pub fn parse_channels(body: &Value, url: &str) -> Result<Vec<ForeignChannel>, HcError> {
+pub(crate) fn parse_channels(body: &Value, url: &str) -> Result<Vec<ForeignChannel>, HcError> {
     let shape = |why: &str| HcError::Shape {
         url: url.to_string(),
         why: why.to_string(),
@@ -218,7 +218,7 @@ pub fn parse_channels(body: &Value, url: &str) -> Result<Vec<ForeignChannel>, Hc
 
 /// The newest `start` ping in the body of `GET /api/v3/checks/<uuid>/pings/` (newest
 /// first): when it came (RFC 3339) and its run ID.
-pub fn newest_start(body: &Value) -> Option<(String, Option<Uuid>)> {
+pub(crate) fn newest_start(body: &Value) -> Option<(String, Option<Uuid>)> {
     let start = body
         .get("pings")?
         .as_array()?
@@ -233,7 +233,7 @@ pub fn newest_start(body: &Value) -> Option<(String, Option<Uuid>)> {
 }
 
 /// Parses the body of `GET /api/v3/checks/`.
-pub fn parse_list(
+pub(crate) fn parse_list(
     body: &Value,
     url: &str,
     channels: &[ForeignChannel],
@@ -261,26 +261,26 @@ pub fn parse_list(
 
 /// The URL of an API path (`checks/`) of an instance given by its base URL (with or without
 /// `/api/v3`).
-pub fn api_url(base: &str, path: &str) -> String {
+pub(crate) fn api_url(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     let base = base.strip_suffix("/api/v3").unwrap_or(base);
     format!("{base}/api/v3/{path}")
 }
 
 /// The check-list URL of an instance.
-pub fn checks_url(base: &str) -> String {
+pub(crate) fn checks_url(base: &str) -> String {
     api_url(base, "checks/")
 }
 
 /// A client of one Healthchecks project's Management API.
-pub struct Source {
+pub(crate) struct Source {
     base: String,
     api_key: String,
     client: reqwest::Client,
 }
 
 impl Source {
-    pub fn new(base: &str, api_key: &str) -> Result<Source, HcError> {
+    pub(crate) fn new(base: &str, api_key: &str) -> Result<Source, HcError> {
         crate::tls::install_provider();
         let client = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
@@ -327,19 +327,25 @@ impl Source {
     }
 
     /// Every integration of the project.
-    pub async fn channels(&self) -> Result<Vec<ForeignChannel>, HcError> {
+    pub(crate) async fn channels(&self) -> Result<Vec<ForeignChannel>, HcError> {
         let (body, url) = self.get("channels/").await?;
         parse_channels(&body, &url)
     }
 
     /// Every check of the project the key belongs to, its integrations named from `channels`.
-    pub async fn checks(&self, channels: &[ForeignChannel]) -> Result<Vec<ForeignCheck>, HcError> {
+    pub(crate) async fn checks(
+        &self,
+        channels: &[ForeignChannel],
+    ) -> Result<Vec<ForeignCheck>, HcError> {
         let (body, url) = self.get("checks/").await?;
         parse_list(&body, &url, channels)
     }
 
     /// The newest start in a check's ping log (see [`newest_start`]).
-    pub async fn last_start(&self, check: Uuid) -> Result<Option<(String, Option<Uuid>)>, HcError> {
+    pub(crate) async fn last_start(
+        &self,
+        check: Uuid,
+    ) -> Result<Option<(String, Option<Uuid>)>, HcError> {
         let (body, _) = self.get(&format!("checks/{check}/pings/")).await?;
         Ok(newest_start(&body))
     }

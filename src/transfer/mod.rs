@@ -4,4 +4,4 @@
 
 pub mod dump;
 pub mod dump_stream;
-pub mod healthchecks;
+pub(crate) mod healthchecks;

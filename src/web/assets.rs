@@ -12,26 +12,26 @@ use warp::reply::Response;
 use crate::web::response;
 
 /// The stylesheet: the layout, both themes, and the timeline picture's classes.
-pub const CSS: &str = concat!(
+pub(crate) const CSS: &str = concat!(
     include_str!("assets/dashboard.css"),
     include_str!("assets/timeline.css"),
     include_str!("assets/checks.css")
 );
 /// The progressive-enhancement script.
-pub const JS: &str = concat!(
+pub(crate) const JS: &str = concat!(
     include_str!("assets/dashboard.js"),
     include_str!("assets/checks.js")
 );
 
 /// The digest of every asset, as `?v=` in their URLs.
-pub fn version() -> &'static str {
+pub(crate) fn version() -> &'static str {
     static V: LazyLock<String> = LazyLock::new(|| {
         let d = Sha256::new()
             .chain_update(CSS)
             .chain_update(JS)
             .chain_update(ICON_VERSION)
             .finalize();
-        d[..6].iter().map(|b| format!("{b:02x}")).collect()
+        crate::model::hex(&d[..6])
     });
     &V
 }
@@ -41,7 +41,7 @@ const ICON_VERSION: &str = "icon-1";
 
 /// The icon for `down` checks down: a green circle with a tick when none is, a red one with
 /// the number (`99+` past 99) otherwise.
-pub fn icon(down: usize) -> String {
+pub(crate) fn icon(down: usize) -> String {
     if down == 0 {
         return concat!(
             r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">"##,
@@ -67,7 +67,7 @@ pub fn icon(down: usize) -> String {
 }
 
 /// The asset called `name` (`dashboard.css`, `dashboard.js`, `icon-<n>.svg`), or None.
-pub fn serve(name: &str, gzip: bool) -> Option<Response> {
+pub(crate) fn serve(name: &str, gzip: bool) -> Option<Response> {
     let (content_type, bytes) = match name {
         "dashboard.css" => ("text/css; charset=utf-8", CSS.as_bytes().to_vec()),
         "dashboard.js" => ("text/javascript; charset=utf-8", JS.as_bytes().to_vec()),

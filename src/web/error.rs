@@ -12,7 +12,7 @@ use crate::web::response;
 
 /// A failed dashboard request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WebError {
+pub(crate) enum WebError {
     /// 400: the form or query was not acceptable; the message says why.
     BadRequest(String),
     /// 403: the session's key for this project is read-only, or the form's CSRF token or
@@ -79,7 +79,7 @@ struct ErrorPage<'a> {
 }
 
 impl WebError {
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
             WebError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -120,7 +120,7 @@ impl WebError {
     }
 
     /// The error page.
-    pub fn into_response(self, base: &str, gzip: bool) -> Response {
+    pub(crate) fn into_response(self, base: &str, gzip: bool) -> Response {
         if let WebError::Internal(m) = &self {
             tracing::error!("dashboard: {m}");
         }

@@ -6,15 +6,15 @@ use serde_json::{Map, Value};
 
 /// The fields of a form, in order, percent-decoded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Form(pub Vec<(String, String)>);
+pub(crate) struct Form(pub Vec<(String, String)>);
 
 impl Form {
-    pub fn parse(bytes: &[u8]) -> Form {
+    pub(crate) fn parse(bytes: &[u8]) -> Form {
         Form(form_urlencoded::parse(bytes).into_owned().collect())
     }
 
     /// The first value of `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
             .find(|(k, _)| k == name)
@@ -22,12 +22,12 @@ impl Form {
     }
 
     /// The first value of `name`, trimmed, or "".
-    pub fn text(&self, name: &str) -> &str {
+    pub(crate) fn text(&self, name: &str) -> &str {
         self.get(name).map_or("", str::trim)
     }
 
     /// Every value of `name` (checkboxes, multi-selects).
-    pub fn all(&self, name: &str) -> Vec<&str> {
+    pub(crate) fn all(&self, name: &str) -> Vec<&str> {
         self.0
             .iter()
             .filter(|(k, _)| k == name)
@@ -66,7 +66,7 @@ const STRINGS: &[&str] = &[
 /// shows. `kind` = `simple` drops `schedule` (a simple check); the integrations' checkboxes
 /// (`channel` values) become the API's comma-separated `channels`, with an empty selection
 /// sent as `""` (none) only when the form says it lists them (`channels_listed`).
-pub fn check_object(form: &Form) -> Map<String, Value> {
+pub(crate) fn check_object(form: &Form) -> Map<String, Value> {
     let mut obj = Map::new();
     for name in STRINGS {
         if let Some(v) = form.get(name) {

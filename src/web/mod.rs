@@ -11,15 +11,16 @@
 //! buttons, confirmation). Every response carries [`response::secure`]'s headers, whose CSP
 //! allows no inline script or style.
 
-pub mod assets;
-pub mod error;
-pub mod forms;
-pub mod pages;
-pub mod response;
-pub mod router;
-pub mod session;
-pub mod signin;
-pub mod site;
+pub(crate) mod assets;
+pub(crate) mod error;
+pub(crate) mod forms;
+pub(crate) mod pages;
+pub(crate) mod response;
+pub(crate) mod router;
+pub(crate) mod session;
+pub(crate) mod signin;
+pub(crate) mod site;
+pub(crate) mod timeline;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -31,10 +32,12 @@ use warp::reply::Response;
 use warp::{Buf, Filter};
 
 use crate::api::{App, BodyStream, Peer};
-pub use site::Site;
+pub(crate) use site::Site;
 
 /// The warp filter serving everything: the dashboard (when on) and the APIs.
-pub fn filter(app: Arc<App>) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
+pub(crate) fn filter(
+    app: Arc<App>,
+) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
     let site = Arc::new(Site::new(app));
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
     warp::any()
@@ -70,7 +73,7 @@ where
 }
 
 /// Dispatches one request: a dashboard path to its page, anything else to the APIs.
-pub async fn handle(
+pub(crate) async fn handle(
     site: Arc<Site>,
     method: Method,
     path: String,

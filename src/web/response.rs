@@ -14,11 +14,11 @@ const GZIP_MIN: usize = 1024;
 
 /// The CSP: nothing inline (no `unsafe-inline` for scripts or styles), nothing from elsewhere,
 /// never framed.
-pub const CSP: &str = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; \
+pub(crate) const CSP: &str = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; \
                        form-action 'self'";
 
 /// Adds the headers of every dashboard response.
-pub fn secure(mut resp: Response) -> Response {
+pub(crate) fn secure(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     h.insert("Content-Security-Policy", HeaderValue::from_static(CSP));
     h.insert(
@@ -31,7 +31,7 @@ pub fn secure(mut resp: Response) -> Response {
 }
 
 /// Whether the request's `Accept-Encoding` lists gzip (with a non-zero weight).
-pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
     headers
         .get_all(warp::http::header::ACCEPT_ENCODING)
         .iter()
@@ -51,7 +51,7 @@ pub fn accepts_gzip(headers: &HeaderMap) -> bool {
 }
 
 /// A body with its content type, compressed when the client takes gzip and it is worth it.
-pub fn body(
+pub(crate) fn body(
     status: StatusCode,
     content_type: &'static str,
     bytes: Vec<u8>,
@@ -86,7 +86,7 @@ fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 /// An HTML page; never cached, since it shows a signed-in person's data.
-pub fn html(status: StatusCode, page: String, gzip: bool) -> Response {
+pub(crate) fn html(status: StatusCode, page: String, gzip: bool) -> Response {
     let mut resp = body(status, "text/html; charset=utf-8", page.into_bytes(), gzip);
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -94,7 +94,7 @@ pub fn html(status: StatusCode, page: String, gzip: bool) -> Response {
 }
 
 /// `303 See Other` to `location` (after a form: the browser follows with a GET).
-pub fn see_other(location: &str) -> Response {
+pub(crate) fn see_other(location: &str) -> Response {
     let mut resp = Response::default();
     *resp.status_mut() = StatusCode::SEE_OTHER;
     if let Ok(v) = HeaderValue::from_str(location) {
@@ -106,7 +106,7 @@ pub fn see_other(location: &str) -> Response {
 }
 
 /// Adds a `Set-Cookie` header.
-pub fn with_cookie(mut resp: Response, cookie: &str) -> Response {
+pub(crate) fn with_cookie(mut resp: Response, cookie: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(cookie) {
         resp.headers_mut().append(SET_COOKIE, v);
     }

@@ -9,7 +9,7 @@ use crate::api::router::canonical_uuid;
 /// A check named in a path: by UUID, or (for read-only sessions, which never see UUIDs, as
 /// in the read-only API) by its `unique_key`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CheckId {
+pub(crate) enum CheckId {
     Uuid(Uuid),
     UniqueKey(String),
 }
@@ -26,7 +26,7 @@ impl CheckId {
 
 /// A state-changing action on one check (always a POST).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckAction {
+pub(crate) enum CheckAction {
     Pause,
     Resume,
     Delete,
@@ -35,7 +35,7 @@ pub enum CheckAction {
 
 /// A state-changing action on a project (always a POST).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProjectAction {
+pub(crate) enum ProjectAction {
     /// Add a check from the checks page's form.
     AddCheck,
     AddChannel,
@@ -47,7 +47,7 @@ pub enum ProjectAction {
 
 /// One dashboard page or action.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Page {
+pub(crate) enum Page {
     /// `/`: the first project's checks when signed in, else the sign-in form.
     Home,
     /// `/signin/`: the form (GET) and signing in (POST).
@@ -78,7 +78,7 @@ pub enum Page {
 }
 
 /// The page `path` names (trailing slash optional), or None for a path of the APIs.
-pub fn parse(path: &str) -> Option<Page> {
+pub(crate) fn parse(path: &str) -> Option<Page> {
     if path == "/" {
         return Some(Page::Home);
     }
@@ -137,7 +137,7 @@ pub fn parse(path: &str) -> Option<Page> {
 impl Page {
     /// Whether the page changes state: only POST reaches it, and it needs the session's CSRF
     /// token (sign-in has no session yet; it checks the origin only).
-    pub fn is_action(&self) -> bool {
+    pub(crate) fn is_action(&self) -> bool {
         matches!(
             self,
             Page::SignOut | Page::ProjectAction(..) | Page::CheckAction(..)

@@ -10,13 +10,13 @@ use sha2::{Digest, Sha256};
 use warp::http::HeaderMap;
 
 /// Name of the session cookie.
-pub const COOKIE: &str = "overdue_session";
+pub(crate) const COOKIE: &str = "overdue_session";
 /// Name of the CSRF field of every state-changing form.
-pub const CSRF_FIELD: &str = "csrf";
+pub(crate) const CSRF_FIELD: &str = "csrf";
 
 /// The session token the request's cookie carries, if it has the token's shape (64 lowercase
 /// hex characters); anything else counts as no session.
-pub fn cookie_token(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(warp::http::header::COOKIE)
         .iter()
@@ -32,7 +32,7 @@ pub fn cookie_token(headers: &HeaderMap) -> Option<String> {
 /// The `Set-Cookie` value that starts (or renews) a session: `HttpOnly`, `SameSite=Strict`,
 /// `Path` the site root's path, `Secure` on https, kept 30 days (the idle limit; the server
 /// decides expiry, the browser only forgets).
-pub fn set_cookie(token: &str, base: &str, secure: bool) -> String {
+pub(crate) fn set_cookie(token: &str, base: &str, secure: bool) -> String {
     let path = if base.is_empty() { "/" } else { base };
     let max_age = crate::model::session::SESSION_IDLE.as_secs();
     let secure = if secure { "; Secure" } else { "" };
@@ -40,23 +40,23 @@ pub fn set_cookie(token: &str, base: &str, secure: bool) -> String {
 }
 
 /// The `Set-Cookie` value that removes the session cookie.
-pub fn clear_cookie(base: &str, secure: bool) -> String {
+pub(crate) fn clear_cookie(base: &str, secure: bool) -> String {
     let path = if base.is_empty() { "/" } else { base };
     let secure = if secure { "; Secure" } else { "" };
     format!("{COOKIE}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Strict{secure}")
 }
 
 /// The CSRF token of a session.
-pub fn csrf_token(session_token: &str) -> String {
+pub(crate) fn csrf_token(session_token: &str) -> String {
     let digest = Sha256::new()
         .chain_update(b"overdue csrf v1\0")
         .chain_update(session_token.as_bytes())
         .finalize();
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    crate::model::hex(&digest[..16])
 }
 
 /// Whether `given` is the CSRF token of `session_token`, compared in constant time.
-pub fn csrf_ok(session_token: &str, given: &str) -> bool {
+pub(crate) fn csrf_ok(session_token: &str, given: &str) -> bool {
     let want = csrf_token(session_token);
     want.len() == given.len()
         && want
@@ -71,7 +71,7 @@ pub fn csrf_ok(session_token: &str, given: &str) -> bool {
 /// site root's origin, or the origin of the host the request was sent to (the dashboard opened
 /// by another name than the site root's, e.g. an address on the LAN). `Origin: null` and
 /// other sites are refused.
-pub fn origin_ok(headers: &HeaderMap, site_origin: &str, scheme: &str) -> bool {
+pub(crate) fn origin_ok(headers: &HeaderMap, site_origin: &str, scheme: &str) -> bool {
     let Some(origin) = headers.get("origin").and_then(|v| v.to_str().ok()) else {
         return true;
     };

@@ -21,7 +21,7 @@ struct SignInPage {
 }
 
 /// The sign-in form (signed in already: the form adds another project's key).
-pub fn form(ctx: &Ctx<'_>, error: Option<String>) -> Result<Response, WebError> {
+pub(crate) fn form(ctx: &Ctx<'_>, error: Option<String>) -> Result<Response, WebError> {
     let failed = error.is_some();
     let page = SignInPage {
         layout: ctx.layout("Sign in", None, Tab::None),
@@ -37,7 +37,7 @@ pub fn form(ctx: &Ctx<'_>, error: Option<String>) -> Result<Response, WebError> 
 
 /// Checks the pasted key; on success starts the session (or adds the key's project to it)
 /// and goes to the project's checks.
-pub async fn sign_in(ctx: &Ctx<'_>) -> Result<Response, WebError> {
+pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Response, WebError> {
     let site = ctx.site;
     let client = crate::api::client(
         site.app.config.trust_proxy,
@@ -95,7 +95,7 @@ pub async fn sign_in(ctx: &Ctx<'_>) -> Result<Response, WebError> {
 }
 
 /// Ends the session and goes back to the sign-in form.
-pub async fn sign_out(ctx: &Ctx<'_>) -> Result<Response, WebError> {
+pub(crate) async fn sign_out(ctx: &Ctx<'_>) -> Result<Response, WebError> {
     if let Some(v) = &ctx.visitor {
         ctx.site.app.service.sign_out(&v.token).await?;
     }

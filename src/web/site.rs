@@ -9,7 +9,7 @@ use crate::model::limits::FAILURES_PER_CLIENT;
 use crate::model::ratelimit::Windows;
 
 /// The dashboard's view of the server.
-pub struct Site {
+pub(crate) struct Site {
     pub app: Arc<App>,
     /// `--dashboard on` (the default).
     pub enabled: bool,
@@ -26,7 +26,7 @@ pub struct Site {
 }
 
 impl Site {
-    pub fn new(app: Arc<App>) -> Site {
+    pub(crate) fn new(app: Arc<App>) -> Site {
         let (base, secure, origin) = parts(app.service.site_root());
         Site {
             enabled: app.config.dashboard,
@@ -39,14 +39,14 @@ impl Site {
     }
 
     /// `path` (starting with `/`) under the site root, for links and redirects.
-    pub fn link(&self, path: &str) -> String {
+    pub(crate) fn link(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 }
 
 /// The path prefix, whether it is https, and the origin of a site root (already validated by
 /// `model::site_root::parse`; anything unparsable is served at `/` over http).
-pub fn parts(site_root: &str) -> (String, bool, String) {
+pub(crate) fn parts(site_root: &str) -> (String, bool, String) {
     let Ok(url) = url::Url::parse(site_root) else {
         return (String::new(), false, String::new());
     };
@@ -58,7 +58,7 @@ pub fn parts(site_root: &str) -> (String, bool, String) {
 
 /// The rest of `path` under the prefix `base` (`/overdue/x` → `/x`, `/overdue` → `/`), or
 /// None when it is not under it (or there is no prefix).
-pub fn strip_prefix<'a>(path: &'a str, base: &str) -> Option<&'a str> {
+pub(crate) fn strip_prefix<'a>(path: &'a str, base: &str) -> Option<&'a str> {
     if base.is_empty() {
         return None;
     }

@@ -90,20 +90,19 @@ impl TestServer {
             .ensure_default_project()
             .await
             .expect("default project");
-        let (ping_key, rw, ro) = match created {
-            Some((project, rw, ro)) => (project.ping_key, rw.plaintext, ro.plaintext),
+        let (ping_key, rw, ro) = if let Some((project, rw, ro)) = created {
+            (project.ping_key, rw.plaintext, ro.plaintext)
+        } else {
             // A restart: the keys were shown once, at the first start; add fresh ones.
-            None => {
-                let rw = service.add_key("default", false, "").await.expect("rw key");
-                let ro = service.add_key("default", true, "").await.expect("ro key");
-                let ping_key = service.read(|s| {
-                    s.project_by_name("default")
-                        .expect("default")
-                        .ping_key
-                        .clone()
-                });
-                (ping_key, rw.plaintext, ro.plaintext)
-            }
+            let rw = service.add_key("default", false, "").await.expect("rw key");
+            let ro = service.add_key("default", true, "").await.expect("ro key");
+            let ping_key = service.read(|s| {
+                s.project_by_name("default")
+                    .expect("default")
+                    .ping_key
+                    .clone()
+            });
+            (ping_key, rw.plaintext, ro.plaintext)
         };
         let monitor = overdue::monitor::start(service.clone());
         let delivery = opts
@@ -170,10 +169,10 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        match Arc::try_unwrap(service) {
-            Ok(service) => service.close().await,
-            Err(_) => panic!("the service is still shared after shutdown"),
-        }
+        let Ok(service) = Arc::try_unwrap(service) else {
+            panic!("the service is still shared after shutdown")
+        };
+        service.close().await;
         dir
     }
 
@@ -276,6 +275,10 @@ pub fn csrf_of(page: &str) -> Option<String> {
 
 impl TestServer {
     /// A client that does not follow redirects (the tests look at them).
+    #[allow(
+        clippy::unused_self,
+        reason = "read as s.browser() beside s.url() in the tests"
+    )]
     pub fn browser(&self) -> reqwest::Client {
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

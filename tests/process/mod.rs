@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_overdue");
-/// Every environment variable the binary reads (NOTIFY_SOCKET is systemd's readiness socket);
+/// Every environment variable the binary reads (`NOTIFY_SOCKET` is systemd's readiness socket);
 /// cleared so the caller's shell cannot leak in.
 pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_DATA",
@@ -157,12 +157,11 @@ impl Serve {
                 return serve;
             }
             let stderr = serve.stderr();
-            if !stderr.contains("cannot listen") {
-                panic!(
-                    "serve did not start\nstdout: {}\nstderr: {stderr}",
-                    serve.stdout()
-                );
-            }
+            assert!(
+                stderr.contains("cannot listen"),
+                "serve did not start\nstdout: {}\nstderr: {stderr}",
+                serve.stdout()
+            );
         }
         panic!("could not find a free port for serve");
     }
@@ -252,7 +251,9 @@ pub fn try_http(
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let body = body
+        .map(std::string::ToString::to_string)
+        .unwrap_or_default();
     let mut request = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
     if let Some(key) = key {
         request.push_str(&format!("X-Api-Key: {key}\r\n"));

@@ -83,7 +83,7 @@ impl SmallFs {
     }
 
     /// Frees what [`SmallFs::fill`] took.
-    pub fn free(&self, filler: &Path) {
+    pub fn free(filler: &Path) {
         std::fs::remove_file(filler).expect("remove the filler");
         let _ = Command::new("sync").status();
     }

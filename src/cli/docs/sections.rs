@@ -1,5 +1,5 @@
 //! The sections of the manual pages that clap does not write: ENVIRONMENT (generated from the
-//! options' `env` names, so it cannot drift), FILES and EXAMPLES. Pages are named as clap_mangen
+//! options' `env` names, so it cannot drift), FILES and EXAMPLES. Pages are named as `clap_mangen`
 //! names them: `overdue`, `overdue-serve`, `overdue-check-add`, ...
 
 use std::collections::BTreeMap;
@@ -175,7 +175,7 @@ fn paragraph(roff: &mut Roff, head: &str, text: &str) {
 
 /// The ENVIRONMENT, FILES and EXAMPLES sections of `page` (its `cmd` built), in roff without
 /// the preamble.
-pub fn render(page: &str, cmd: &clap::Command) -> String {
+pub(super) fn render(page: &str, cmd: &clap::Command) -> String {
     let mut roff = Roff::new();
     let vars = variables(cmd);
     // The top page is the reference of every variable.
@@ -228,7 +228,7 @@ pub fn render(page: &str, cmd: &clap::Command) -> String {
     }
     if let Some((_, examples)) = EXAMPLES.iter().find(|(p, _)| *p == page) {
         roff.control("SH", ["EXAMPLES"]);
-        for (what, lines) in examples.iter() {
+        for (what, lines) in *examples {
             roff.control("PP", []);
             roff.text([roman(*what)]);
             roff.control("RS", ["4"]);
@@ -248,8 +248,8 @@ pub fn render(page: &str, cmd: &clap::Command) -> String {
         .to_string()
 }
 
-/// `page` (as clap_mangen renders it) with the sections of [`render`] before VERSION.
-pub fn insert(page: &str, rendered: &str, cmd: &clap::Command) -> String {
+/// `page` (as `clap_mangen` renders it) with the sections of [`render`] before VERSION.
+pub(super) fn insert(page: &str, rendered: &str, cmd: &clap::Command) -> String {
     let extra = render(page, cmd);
     match rendered.find(".SH VERSION") {
         Some(at) => format!("{}{extra}{}", &rendered[..at], &rendered[at..]),

@@ -10,7 +10,7 @@
 //! The judgements are plain functions of gathered facts (unit-tested below); gathering the
 //! facts is the only I/O.
 
-pub mod settings;
+pub(crate) mod settings;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -33,7 +33,7 @@ use crate::service::Service;
 use settings::Settings;
 
 #[derive(Debug, Clone, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// The address `serve` listens on.
     #[arg(
         long,
@@ -61,7 +61,7 @@ pub struct DoctorArgs {
 /// One finding: fine (what was seen), a warning (works, but maybe not as meant) or a problem
 /// (what is wrong and how to fix it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
+pub(crate) enum Finding {
     Ok(String),
     Warning(String),
     Problem(String),
@@ -69,21 +69,21 @@ pub enum Finding {
 
 /// What `doctor` knows about the data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirFacts {
-    pub path: PathBuf,
+pub(crate) struct DirFacts {
+    pub(crate) path: PathBuf,
     /// `None`: the directory does not exist.
-    pub mode: Option<u32>,
-    pub is_dir: bool,
-    pub owned_by_us: bool,
-    pub writable: bool,
+    pub(crate) mode: Option<u32>,
+    pub(crate) is_dir: bool,
+    pub(crate) owned_by_us: bool,
+    pub(crate) writable: bool,
     /// Mode of the data file, if it exists.
-    pub file_mode: Option<u32>,
+    pub(crate) file_mode: Option<u32>,
     /// Whether this user may write the data file (`Err(reason)`), if it exists: an immutable
     /// file (`chattr +i`) is refused even to root.
-    pub file_writable: Option<Result<(), String>>,
+    pub(crate) file_writable: Option<Result<(), String>>,
 }
 
-pub fn judge_dir(f: &DirFacts) -> Vec<Finding> {
+pub(crate) fn judge_dir(f: &DirFacts) -> Vec<Finding> {
     let d = f.path.display();
     let Some(mode) = f.mode else {
         return vec![Finding::Ok(format!(
@@ -134,7 +134,7 @@ pub fn judge_dir(f: &DirFacts) -> Vec<Finding> {
     out
 }
 
-pub fn judge_free_space(path: &Path, available: u64) -> Finding {
+pub(crate) fn judge_free_space(path: &Path, available: u64) -> Finding {
     let mib = available >> 20;
     if available < DOCTOR_MIN_FREE_BYTES {
         Finding::Problem(format!(
@@ -150,7 +150,7 @@ pub fn judge_free_space(path: &Path, available: u64) -> Finding {
     }
 }
 
-pub fn judge_clock(now: Timestamp, newest: Option<Timestamp>) -> Finding {
+pub(crate) fn judge_clock(now: Timestamp, newest: Option<Timestamp>) -> Finding {
     let year = now.to_zoned(jiff::tz::TimeZone::UTC).year();
     if !(2024..=2200).contains(&year) {
         return Finding::Problem(format!(
@@ -173,7 +173,7 @@ pub fn judge_clock(now: Timestamp, newest: Option<Timestamp>) -> Finding {
 }
 
 /// Host, port and whether TLS starts at once (smtps) from an SMTP URL.
-pub fn smtp_target(url: &str) -> Result<(String, u16, bool), String> {
+pub(crate) fn smtp_target(url: &str) -> Result<(String, u16, bool), String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}"))?;
     let implicit_tls = match parsed.scheme() {
         "smtps" => true,
@@ -305,7 +305,7 @@ fn dir_facts(path: &Path) -> DirFacts {
     DirFacts {
         path: path.to_path_buf(),
         mode: meta.as_ref().map(|m| m.permissions().mode()),
-        is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
+        is_dir: meta.as_ref().is_some_and(std::fs::Metadata::is_dir),
         owned_by_us: meta
             .as_ref()
             .is_some_and(|m| m.uid() == rustix::process::geteuid().as_raw()),
@@ -330,7 +330,7 @@ fn existing_ancestor(path: &Path) -> PathBuf {
 }
 
 /// The newest time the data file records (admin command, so it works while serving).
-pub fn newest_time(service: &Service) -> Option<Timestamp> {
+pub(crate) fn newest_time(service: &Service) -> Option<Timestamp> {
     service.read(|s| {
         let checks = s
             .all_checks()
@@ -355,7 +355,7 @@ async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<F
             Reply::Settings(facts) => settings = facts,
             other => findings.push(Finding::Problem(format!(
                 "cannot read the data file: {}",
-                message(other.failure())
+                message(&other.failure())
             ))),
         }
     }
@@ -383,13 +383,13 @@ async fn settings_of_running(data: &Path) -> Option<Result<Settings, Finding>> {
             "the service running on {} did not tell the settings it runs with ({}); if it is \
              an older version, restart it after upgrading",
             data.display(),
-            message(other.failure())
+            message(&other.failure())
         ))),
     })
 }
 
 /// A failure's message without the `overdue: ` that starts it on its own.
-fn message(output: AdminOutput) -> String {
+fn message(output: &AdminOutput) -> String {
     output
         .stderr
         .trim()
@@ -398,7 +398,7 @@ fn message(output: AdminOutput) -> String {
 }
 
 /// Runs every check; the report and the exit code.
-pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
+pub(crate) async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
     let mut findings = judge_dir(&dir_facts(data));
     let root = existing_ancestor(data);
     findings.push(match rustix::fs::statvfs(&root) {
@@ -456,7 +456,7 @@ pub async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
     render(&findings)
 }
 
-pub fn render(findings: &[Finding]) -> AdminOutput {
+pub(crate) fn render(findings: &[Finding]) -> AdminOutput {
     let mut out = String::new();
     let (mut problems, mut warnings) = (0, 0);
     for f in findings {
@@ -490,6 +490,10 @@ pub fn render(findings: &[Finding]) -> AdminOutput {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unreadable_literal,
+    reason = "file modes read as st_mode octal, ungrouped"
+)]
 mod tests {
     use super::*;
 

@@ -16,7 +16,7 @@ use crate::service::checks::count_checks_without_channels;
 
 /// The effective settings of a service and the alerting facts of its data.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Where the service listens; `None` when no service runs (an admin command opened the
     /// file).
     pub listen: Option<String>,
@@ -28,13 +28,13 @@ pub struct Settings {
     /// The domain of email pings, when the SMTP listener is on.
     pub ping_email_domain: Option<String>,
     /// Checks with no channel: nobody hears when they go down.
-    pub checks_without_channels: usize,
+    pub(crate) checks_without_channels: usize,
     /// Email channels (of every project).
-    pub email_channels: usize,
+    pub(crate) email_channels: usize,
 }
 
 /// `smtp://user:***@host:587`: the URL without its password, for showing.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(Some("***"));
@@ -50,7 +50,7 @@ pub fn redact(url: &str) -> String {
 }
 
 /// The service's settings and facts.
-pub fn gather(service: &Service) -> Settings {
+pub(crate) fn gather(service: &Service) -> Settings {
     let config = service.config();
     let (checks_without_channels, email_channels) = service.read(|s| {
         let email = s
@@ -73,7 +73,7 @@ pub fn gather(service: &Service) -> Settings {
 }
 
 /// Whether links built from the site root can be opened.
-pub fn judge_site_root(root: &str) -> Finding {
+pub(crate) fn judge_site_root(root: &str) -> Finding {
     match site_root::parse(root) {
         Err(e) => Finding::Problem(format!(
             "{e}; ping URLs and alert links are built from it (--site-root, OVERDUE_SITE_ROOT)"
@@ -89,7 +89,7 @@ pub fn judge_site_root(root: &str) -> Finding {
 
 /// Whether alerts can reach anyone: checks without channels, email channels without a mail
 /// server or with the fallback sender.
-pub fn judge_alerts(s: &Settings) -> Vec<Finding> {
+pub(crate) fn judge_alerts(s: &Settings) -> Vec<Finding> {
     let mut out = Vec::new();
     if s.checks_without_channels > 0 {
         out.push(Finding::Warning(format!(

@@ -21,7 +21,7 @@
 //! the delivery worker (the monitor retries the down flips it could not store by itself). Past
 //! the policy's bound it asks the service to stop.
 
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use jiff::Timestamp;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -40,15 +40,15 @@ mod recovery;
 use recovery::{Recoveries, mark_failing, recover};
 
 /// Most jobs committed in one transaction.
-pub const MAX_BATCH: usize = 1024;
+pub(crate) const MAX_BATCH: usize = 1024;
 /// Jobs waiting for the writer before [`Writer::try_submit`] answers busy.
-pub const QUEUE_DEPTH: usize = 8192;
+pub(crate) const QUEUE_DEPTH: usize = 8192;
 
 /// A check's new down time (None: it cannot go down), sent after each commit.
-pub type DeadlineUpdate = (Uuid, Option<Timestamp>);
+pub(crate) type DeadlineUpdate = (Uuid, Option<Timestamp>);
 
 /// Where deadline updates go once the monitor runs (never set in admin-only use).
-pub type DeadlineSink = Arc<OnceLock<mpsc::UnboundedSender<DeadlineUpdate>>>;
+pub(crate) type DeadlineSink = Arc<OnceLock<mpsc::UnboundedSender<DeadlineUpdate>>>;
 
 /// What a job sees while it runs.
 pub struct WriteCtx<'a> {
@@ -68,12 +68,12 @@ pub struct WriteCtx<'a> {
 
 impl WriteCtx<'_> {
     /// Marks a check whose deadline may have changed (created, pinged, edited, deleted).
-    pub fn touch(&mut self, check: Uuid) {
+    pub(crate) fn touch(&mut self, check: Uuid) {
         self.touched.push(check);
     }
 
     /// Marks that this batch queued alerts (outbox entries or repeats).
-    pub fn alerts_queued(&mut self) {
+    pub(crate) fn alerts_queued(&mut self) {
         self.alerts = true;
     }
 }
@@ -83,7 +83,7 @@ type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Completion + Send>;
 
 /// Handle to the writer task.
 #[derive(Clone)]
-pub struct Writer {
+pub(crate) struct Writer {
     jobs: mpsc::Sender<Job>,
     health: Arc<StorageHealth>,
 }
@@ -129,19 +129,19 @@ struct Shared {
 }
 
 /// What the writer needs besides the store and the state.
-pub struct WriterParts {
-    pub clock: Clock,
-    pub deadlines: DeadlineSink,
-    pub metrics: Arc<Metrics>,
-    pub alerts: Arc<Notify>,
-    pub health: Arc<StorageHealth>,
-    pub policy: StoragePolicy,
+pub(crate) struct WriterParts {
+    pub(crate) clock: Clock,
+    pub(crate) deadlines: DeadlineSink,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) alerts: Arc<Notify>,
+    pub(crate) health: Arc<StorageHealth>,
+    pub(crate) policy: StoragePolicy,
 }
 
 impl Writer {
     /// Spawns the writer task on the current tokio runtime. It ends when every [`Writer`]
     /// handle is dropped and its queue is done.
-    pub fn start(
+    pub(crate) fn start(
         store: Arc<Store>,
         state: Arc<RwLock<State>>,
         parts: WriterParts,
@@ -182,7 +182,7 @@ impl Writer {
     }
 
     /// Runs `f` in the writer and waits until its batch is committed.
-    pub async fn submit<T, F>(&self, f: F) -> Result<T, ServiceError>
+    pub(crate) async fn submit<T, F>(&self, f: F) -> Result<T, ServiceError>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
@@ -198,7 +198,7 @@ impl Writer {
 
     /// Like [`Writer::submit`], but answers [`ServiceError::Busy`] at once when the queue is
     /// full instead of waiting for room (the ping path must not queue without bound).
-    pub async fn try_submit<T, F>(&self, f: F) -> Result<T, ServiceError>
+    pub(crate) async fn try_submit<T, F>(&self, f: F) -> Result<T, ServiceError>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T, ServiceError> + Send + 'static,
@@ -313,7 +313,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
     let mut touched = Vec::new();
     let alerts;
     let (failed, mut io_error, fold) = {
-        let mut guard = shared.state.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = shared.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut ctx = WriteCtx {
             txn: &mut txn,
             state: &mut guard,
@@ -370,7 +370,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
                 // Stored permit: a worker busy elsewhere still sees it on its next wait.
                 shared.alerts.notify_one();
             }
-            notify_deadlines(shared, touched)
+            notify_deadlines(shared, touched);
         }
         Err(e) if e.is_io() => {
             // Marked before the callers hear of it, so they and the status probe agree.
@@ -398,7 +398,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
 /// Replaces the in-memory state with the file's (the file is the truth).
 fn reload(shared: &Shared) -> Result<(), StoreError> {
     let fresh = State::load(&shared.store)?;
-    *shared.state.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+    *shared.state.write().unwrap_or_else(PoisonError::into_inner) = fresh;
     Ok(())
 }
 
@@ -411,9 +411,11 @@ fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {
     }
     touched.sort_unstable();
     touched.dedup();
-    let state = shared.state.read().unwrap_or_else(|p| p.into_inner());
+    let state = shared.state.read().unwrap_or_else(PoisonError::into_inner);
     for uuid in touched {
-        let down_at = state.check(&uuid).and_then(|c| c.alert_after());
+        let down_at = state
+            .check(&uuid)
+            .and_then(crate::model::Check::alert_after);
         // A closed channel means the monitor stopped (shutdown); nothing to tell.
         let _ = sink.send((uuid, down_at));
     }

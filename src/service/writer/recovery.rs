@@ -123,11 +123,11 @@ pub(super) async fn recover(
                 shared
                     .health
                     .set_failing(text.clone(), diagnosis.clone(), shared.clock.now());
-                if text != last_error {
+                if text == last_error {
+                    tracing::debug!("the data file still fails: {text}");
+                } else {
                     tracing::warn!("the data file still fails: {text}; {diagnosis}");
                     last_error = text;
-                } else {
-                    tracing::debug!("the data file still fails: {text}");
                 }
             }
             Err(e) => tracing::error!("reopening the data file panicked: {e}"),

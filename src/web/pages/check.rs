@@ -18,11 +18,11 @@ use crate::web::response;
 use crate::web::router::{CheckAction, CheckId};
 
 /// Pings listed on the page.
-pub const PINGS_SHOWN: usize = 100;
+pub(crate) const PINGS_SHOWN: usize = 100;
 
 /// One line of the ping log.
 #[derive(Debug, Clone)]
-pub struct PingRow {
+pub(crate) struct PingRow {
     pub n: u64,
     pub created: String,
     pub kind: &'static str,
@@ -112,13 +112,17 @@ async fn render(
 }
 
 /// GET the page.
-pub async fn page(ctx: &Ctx<'_>, id: CheckId) -> Result<Response, WebError> {
+pub(crate) async fn page(ctx: &Ctx<'_>, id: CheckId) -> Result<Response, WebError> {
     let (code, html) = render(ctx, &id, None).await?;
     Ok(response::html(code, html, ctx.gzip))
 }
 
 /// POST pause, resume or delete.
-pub async fn action(ctx: &Ctx<'_>, uuid: Uuid, action: CheckAction) -> Result<Response, WebError> {
+pub(crate) async fn action(
+    ctx: &Ctx<'_>,
+    uuid: Uuid,
+    action: CheckAction,
+) -> Result<Response, WebError> {
     let (_, grant) = ctx.check(&CheckId::Uuid(uuid))?;
     let project = grant.project;
     ctx.writable(&project)?;
@@ -143,7 +147,7 @@ pub async fn action(ctx: &Ctx<'_>, uuid: Uuid, action: CheckAction) -> Result<Re
 }
 
 /// POST the edit form: every field the API takes, validated by the API's rules.
-pub async fn edit(ctx: &Ctx<'_>, uuid: Uuid) -> Result<Response, WebError> {
+pub(crate) async fn edit(ctx: &Ctx<'_>, uuid: Uuid) -> Result<Response, WebError> {
     let (_, grant) = ctx.check(&CheckId::Uuid(uuid))?;
     let project = grant.project;
     ctx.writable(&project)?;
@@ -171,7 +175,7 @@ pub async fn edit(ctx: &Ctx<'_>, uuid: Uuid) -> Result<Response, WebError> {
 }
 
 /// GET a ping's whole body, as plain text (never rendered as HTML).
-pub async fn ping_body(ctx: &Ctx<'_>, id: CheckId, n: u64) -> Result<Response, WebError> {
+pub(crate) async fn ping_body(ctx: &Ctx<'_>, id: CheckId, n: u64) -> Result<Response, WebError> {
     let (uuid, _) = ctx.check(&id)?;
     let body = ctx
         .site
@@ -190,7 +194,7 @@ pub async fn ping_body(ctx: &Ctx<'_>, id: CheckId, n: u64) -> Result<Response, W
 
 /// GET the next fire times of the schedule in the query (`schedule`, `tz`), as a fragment
 /// for the edit form's preview.
-pub fn preview(ctx: &Ctx<'_>, uuid: Uuid) -> Result<Response, WebError> {
+pub(crate) fn preview(ctx: &Ctx<'_>, uuid: Uuid) -> Result<Response, WebError> {
     ctx.check(&CheckId::Uuid(uuid))?;
     let mut obj = serde_json::Map::new();
     obj.insert("schedule".into(), ctx.form.text("schedule").into());

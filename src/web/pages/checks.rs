@@ -20,7 +20,7 @@ use crate::web::response;
 /// A moment as the table shows it: words, and the exact instant for `<time datetime>` (the
 /// script puts it in the visitor's zone on hover).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct When {
+pub(crate) struct When {
     pub iso: String,
     pub words: String,
 }
@@ -36,7 +36,7 @@ impl When {
 
 /// One row of the table.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub(crate) struct Row {
     /// Path segment of the check's page: the UUID, or the unique key for read-only sessions.
     pub id: String,
     pub name: String,
@@ -56,18 +56,18 @@ pub struct Row {
 
 impl Row {
     /// The status in a word (the counts say "late" for grace, so the rows do too).
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         status_word(self.status)
     }
 
     /// The status's class suffix (`st-up`, ...).
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         self.status.as_str()
     }
 }
 
 /// The word for a status.
-pub fn status_word(status: Status) -> &'static str {
+pub(crate) fn status_word(status: Status) -> &'static str {
     match status {
         Status::Grace => "late",
         Status::Started => "up",
@@ -76,7 +76,7 @@ pub fn status_word(status: Status) -> &'static str {
 }
 
 /// The sort orders the page offers: query value and label.
-pub const SORTS: &[(&str, &str)] = &[
+pub(crate) const SORTS: &[(&str, &str)] = &[
     ("", "Creation"),
     ("name", "Name"),
     ("status", "Status (worst first)"),
@@ -85,7 +85,7 @@ pub const SORTS: &[(&str, &str)] = &[
 
 /// How the table is filtered and sorted (from the query string).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct View {
+pub(crate) struct View {
     pub tag: String,
     pub text: String,
     /// One of [`SORTS`]' values.
@@ -95,7 +95,7 @@ pub struct View {
 }
 
 impl View {
-    pub fn from_form(form: &Form) -> View {
+    pub(crate) fn from_form(form: &Form) -> View {
         let sort = form.text("sort");
         let status = form.text("status");
         View {
@@ -133,17 +133,17 @@ impl View {
     }
 
     /// A link to this view filtered by `tag` instead (the row's tag links).
-    pub fn with_tag(&self, tag: &str) -> String {
+    pub(crate) fn with_tag(&self, tag: &str) -> String {
         self.query(|v| tag.clone_into(&mut v.tag))
     }
 
     /// A link to this view without its tag filter.
-    pub fn without_tag(&self) -> String {
+    pub(crate) fn without_tag(&self) -> String {
         self.query(|v| v.tag.clear())
     }
 
     /// A link to this view showing only `status`, or every status when it already does.
-    pub fn toggle_status(&self, status: &str) -> String {
+    pub(crate) fn toggle_status(&self, status: &str) -> String {
         self.query(|v| {
             if v.status == status {
                 v.status.clear();
@@ -156,7 +156,7 @@ impl View {
 
 /// Status counts at the top of the page (of every check of the project, not only the shown).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub up: usize,
     pub grace: usize,
     pub down: usize,
@@ -166,7 +166,7 @@ pub struct Counts {
 
 impl Counts {
     /// Each status with its count: query value, word, count.
-    pub fn each(&self) -> [(&'static str, &'static str, usize); 5] {
+    pub(crate) fn each(&self) -> [(&'static str, &'static str, usize); 5] {
         [
             ("down", "down", self.down),
             ("grace", "late", self.grace),
@@ -179,7 +179,7 @@ impl Counts {
 
 /// The rows of `checks` at `now` that `view` keeps, in its order, and the counts of all of
 /// them. `channel_name` names an assigned channel (None: gone, left out).
-pub fn rows(
+pub(crate) fn rows(
     checks: &[&Check],
     now: Timestamp,
     view: &View,
@@ -340,7 +340,7 @@ fn iso(t: Timestamp) -> String {
 
 /// The new-check form's fields: what was typed, or the API's defaults.
 #[derive(Debug, Clone)]
-pub struct NewCheck {
+pub(crate) struct NewCheck {
     pub name: String,
     pub slug: String,
     pub tags: String,
@@ -464,13 +464,13 @@ fn render(ctx: &Ctx<'_>, project: Uuid, error: Option<String>) -> Result<String,
 }
 
 /// GET the page.
-pub fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     Ok(ctx.html(render(ctx, project, None)?))
 }
 
 /// GET the counts and rows alone, for the page's live updates (the page's filters come in
 /// the query, as for the page).
-pub fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     let grant = ctx.project(&project)?;
     let view = View::from_form(&ctx.form);
     let (rows, counts, _) = table(ctx, project, &view, grant.read_only);
@@ -485,7 +485,7 @@ pub fn rows_fragment(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError>
 
 /// POST a new check from the form: validated by the API's rules; on a mistake the page comes
 /// back with the message and what was typed.
-pub async fn add(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) async fn add(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     ctx.writable(&project)?;
     let obj = check_object(&ctx.form);
     let spec = match parse_spec(&obj) {

@@ -10,7 +10,7 @@ use crate::web::router::ProjectAction;
 
 /// One channel as listed.
 #[derive(Debug, Clone)]
-pub struct ChannelRow {
+pub(crate) struct ChannelRow {
     pub kind: String,
     pub name: String,
 }
@@ -23,7 +23,7 @@ struct IntegrationsPage {
 }
 
 /// GET the page.
-pub async fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) async fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     ctx.project(&project)?;
     let channels = ctx.site.app.service.read(|s| {
         s.channels_of(&project)
@@ -42,7 +42,7 @@ pub async fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
 }
 
 /// POST add, remove or test a channel.
-pub async fn action(
+pub(crate) async fn action(
     ctx: &Ctx<'_>,
     project: Uuid,
     _action: ProjectAction,

@@ -2,10 +2,10 @@
 //! the origin and CSRF checks of every POST, and the layout every page shares. The pages
 //! themselves are in the submodules, one per screen.
 
-pub mod check;
-pub mod checks;
-pub mod integrations;
-pub mod project;
+pub(crate) mod check;
+pub(crate) mod checks;
+pub(crate) mod integrations;
+pub(crate) mod project;
 
 use std::net::SocketAddr;
 
@@ -23,11 +23,11 @@ use crate::web::session::{CSRF_FIELD, cookie_token, csrf_ok, csrf_token, origin_
 use crate::web::{Site, assets, response, signin};
 
 /// Largest form body taken (the edit form with every field filled is a few KiB).
-pub const MAX_FORM_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_FORM_BYTES: usize = 64 * 1024;
 
 /// A request as the pages see it (the body is read by [`serve`]).
 #[derive(Debug)]
-pub struct Incoming {
+pub(crate) struct Incoming {
     pub method: Method,
     /// The path under the site root.
     pub path: String,
@@ -38,7 +38,7 @@ pub struct Incoming {
 
 /// A signed-in visitor: the session's token and the keys it holds that still exist.
 #[derive(Debug, Clone)]
-pub struct Visitor {
+pub(crate) struct Visitor {
     pub token: String,
     pub csrf: String,
     pub grants: Vec<Grant>,
@@ -46,13 +46,13 @@ pub struct Visitor {
 
 impl Visitor {
     /// The grant for `project`, if the session holds a key of it.
-    pub fn grant(&self, project: &Uuid) -> Option<&Grant> {
+    pub(crate) fn grant(&self, project: &Uuid) -> Option<&Grant> {
         self.grants.iter().find(|g| g.project == *project)
     }
 }
 
 /// Everything a page handler gets.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub site: &'a Site,
     pub req: &'a Incoming,
     pub visitor: Option<Visitor>,
@@ -64,7 +64,7 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// The visitor's grant for `project`: 404 when the session has no key of it (a project
     /// the visitor cannot see does not exist for them).
-    pub fn project(&self, project: &Uuid) -> Result<&Grant, WebError> {
+    pub(crate) fn project(&self, project: &Uuid) -> Result<&Grant, WebError> {
         self.visitor
             .as_ref()
             .and_then(|v| v.grant(project))
@@ -72,7 +72,7 @@ impl Ctx<'_> {
     }
 
     /// As [`Ctx::project`], for changes: 403 when the key is read-only.
-    pub fn writable(&self, project: &Uuid) -> Result<&Grant, WebError> {
+    pub(crate) fn writable(&self, project: &Uuid) -> Result<&Grant, WebError> {
         let grant = self.project(project)?;
         if grant.read_only {
             return Err(WebError::Forbidden(
@@ -84,7 +84,7 @@ impl Ctx<'_> {
 
     /// The check a path names, if the visitor holds a key of its project, with that grant. By
     /// UUID in any of the session's projects; by `unique_key` in each of them in turn.
-    pub fn check(&self, id: &CheckId) -> Result<(Uuid, &Grant), WebError> {
+    pub(crate) fn check(&self, id: &CheckId) -> Result<(Uuid, &Grant), WebError> {
         let visitor = self.visitor.as_ref().ok_or(WebError::NotFound)?;
         let found = self.site.app.service.read(|s| match id {
             CheckId::Uuid(u) => s.check(u).map(|c| (c.uuid, c.project)),
@@ -99,17 +99,17 @@ impl Ctx<'_> {
     }
 
     /// `path` under the site root.
-    pub fn link(&self, path: &str) -> String {
+    pub(crate) fn link(&self, path: &str) -> String {
         self.site.link(path)
     }
 
     /// An HTML page.
-    pub fn html(&self, page: String) -> Response {
+    pub(crate) fn html(&self, page: String) -> Response {
         response::html(warp::http::StatusCode::OK, page, self.gzip)
     }
 
     /// The layout of a page titled `title`, in `project` (its tabs and switcher) when given.
-    pub fn layout(&self, title: &str, project: Option<Uuid>, tab: Tab) -> Layout {
+    pub(crate) fn layout(&self, title: &str, project: Option<Uuid>, tab: Tab) -> Layout {
         let service = &self.site.app.service;
         let now = service.now();
         let grants = self.visitor.as_ref().map_or(&[][..], |v| &v.grants[..]);
@@ -158,7 +158,7 @@ impl Ctx<'_> {
 
 /// Which tab of a project's pages is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
+pub(crate) enum Tab {
     None,
     Checks,
     Integrations,
@@ -167,7 +167,7 @@ pub enum Tab {
 
 /// A project in the switcher.
 #[derive(Debug, Clone)]
-pub struct NavProject {
+pub(crate) struct NavProject {
     pub uuid: String,
     pub name: String,
     pub read_only: bool,
@@ -176,7 +176,7 @@ pub struct NavProject {
 
 /// What `layout.html` needs: every page template has a `layout` field.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// The site root's path: the prefix of every link.
     pub base: String,
     pub asset_version: &'static str,
@@ -192,7 +192,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn tab_is(&self, name: &str) -> bool {
+    pub(crate) fn tab_is(&self, name: &str) -> bool {
         matches!(
             (self.tab, name),
             (Tab::Checks, "checks")
@@ -202,13 +202,13 @@ impl Layout {
     }
 
     /// Whether the current project's key is read-only.
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.current.as_ref().is_some_and(|p| p.read_only)
     }
 }
 
 /// Serves `page`; every failure becomes the error page.
-pub async fn serve(site: &Site, page: Page, req: Incoming, body: BodyStream) -> Response {
+pub(crate) async fn serve(site: &Site, page: Page, req: Incoming, body: BodyStream) -> Response {
     let gzip = response::accepts_gzip(&req.headers);
     match run(site, page, &req, body, gzip).await {
         Ok(resp) => resp,

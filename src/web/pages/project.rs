@@ -10,7 +10,7 @@ use crate::web::router::ProjectAction;
 
 /// One API key as listed (never the key itself: only its identifier).
 #[derive(Debug, Clone)]
-pub struct KeyRow {
+pub(crate) struct KeyRow {
     pub id: String,
     pub label: String,
     pub read_only: bool,
@@ -25,7 +25,7 @@ struct ProjectPage {
 }
 
 /// GET the page.
-pub fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
+pub(crate) fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
     ctx.project(&project)?;
     let (name, keys) = ctx.site.app.service.read(|s| {
         let name = s
@@ -52,7 +52,7 @@ pub fn page(ctx: &Ctx<'_>, project: Uuid) -> Result<Response, WebError> {
 }
 
 /// POST add or remove an API key.
-pub async fn action(
+pub(crate) async fn action(
     ctx: &Ctx<'_>,
     project: Uuid,
     _action: ProjectAction,
