@@ -2,8 +2,8 @@
 //!
 //! `cargo run --release --example dashboard-bench -- [CHECKS] [RENDERS]` starts the server in a
 //! temporary directory with CHECKS checks (1,000) shaped like a real project (most up and
-//! pinged, some cron, late, down, paused or new; tags; two integrations each), signs in
-//! through the sign-in form with the project's read-write key, GETs the checks page RENDERS
+//! pinged, some cron, late, down, paused or new; tags; two integrations each), signs in through
+//! the form, GETs the checks page RENDERS
 //! times (200) over HTTP on loopback one after another and prints the p50/p99 of the round
 //! trip (the server's time plus loopback), then the page's size, gzip-compressed as served and
 //! uncompressed, with the stylesheet and script beside it.
@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use jiff::SignedDuration;
 use overdue::api::{ApiConfig, App};
-use overdue::model::{ChannelConfig, Check, StoredStatus};
+use overdue::model::{ChannelConfig, Check, Kind, StoredStatus};
+use overdue::schedule::Schedule;
 use overdue::service::{Clock, Service, ServiceConfig};
 use tokio::net::TcpListener;
 use uuid::Uuid;
@@ -26,13 +27,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-/// Creates `n` checks in `project`, assigned to `channels`, straight into the store; every
-/// 20th is left out for [`cron_checks`] (a cron check's compiled schedule is the API's to make).
+/// Creates `n` checks in `project`, assigned to `channels`.
 async fn populate(service: &Service, project: Uuid, n: usize, channels: Vec<Uuid>) {
+    let nightly = Arc::new(Schedule::parse("30 2 * * *", "Europe/Riga").expect("cron"));
     service
         .write(move |ctx| {
             let now = ctx.now;
-            for i in (0..n).filter(|i| i % 20 != 0) {
+            for i in 0..n {
                 let seq = ctx.state.next_seq();
                 let mut c = Check::new(Uuid::new_v4(), project, seq, now, Uuid::new_v4());
                 c.name = format!("{} job {i}", TAGS[i % TAGS.len()]);
@@ -46,6 +47,12 @@ async fn populate(service: &Service, project: Uuid, n: usize, channels: Vec<Uuid
                 c.last_ping = Some(ago(60 + (i as i64 * 7) % 3000));
                 c.n_pings = 100;
                 match i % 20 {
+                    0 | 1 => {
+                        c.kind = Kind::Cron;
+                        c.schedule = "30 2 * * *".into();
+                        c.tz = "Europe/Riga".into();
+                        c.compiled = Some(nightly.clone());
+                    }
                     2 => c.last_ping = Some(ago(3700)), // late
                     3 => c.status = StoredStatus::Down,
                     4 => c.status = StoredStatus::Paused,
@@ -63,35 +70,6 @@ async fn populate(service: &Service, project: Uuid, n: usize, channels: Vec<Uuid
         })
         .await
         .expect("populate");
-}
-
-/// Every 20th of the `n` checks: cron `30 2 * * *` in Europe/Riga, created and pinged over
-/// the API as a client would.
-async fn cron_checks(http: &reqwest::Client, base: &str, key: &str, n: usize) {
-    for i in (0..n).filter(|i| i % 20 == 0) {
-        let body = format!(
-            r#"{{"name": "nightly {i}", "slug": "job-{i}", "tags": "backup cron",
-                "schedule": "30 2 * * *", "tz": "Europe/Riga", "grace": 3600,
-                "channels": "*"}}"#
-        );
-        let r = http
-            .post(format!("{base}/api/v3/checks/"))
-            .header("x-api-key", key)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("create");
-        assert_eq!(r.status().as_u16(), 201, "create a cron check");
-        let doc: serde_json::Value = r.json().await.expect("json");
-        let uuid = doc["uuid"].as_str().expect("uuid");
-        let r = http
-            .get(format!("{base}/ping/{uuid}"))
-            .send()
-            .await
-            .expect("ping");
-        assert!(r.status().is_success());
-    }
 }
 
 async fn get(
@@ -167,25 +145,19 @@ async fn main() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
-    cron_checks(&http, &base, &rw.plaintext, n).await;
-    // Signing in as a person does: the form, with the read-write key.
-    let r = http
+    // Signs in through the form, as a browser does.
+    let signed = http
         .post(format!("{base}/signin/"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("origin", &base)
-        .body(format!("key={}", rw.plaintext))
+        .form(&[("key", rw.plaintext.as_str())])
         .send()
         .await
         .expect("sign in");
-    assert_eq!(r.status().as_u16(), 303, "signed in");
-    let cookie = r
+    let cookie = signed
         .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("overdue_session="))
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .expect("session cookie")
+        .expect("a session cookie")
         .to_string();
     let page = format!("{base}/projects/{}/checks/", project.uuid);
     for _ in 0..10 {
@@ -201,23 +173,9 @@ async fn main() {
     }
     times.sort_by(f64::total_cmp);
     let (_, plain, _) = get(&http, &page, &cookie, false).await;
-    let html = http
-        .get(&page)
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .expect("page")
-        .text()
-        .await
-        .expect("page");
     let mut assets = Vec::new();
     for name in ["dashboard.css", "dashboard.js"] {
-        // The URL as the page names it (with its version).
-        let at = html
-            .find(&format!("/static/{name}?v="))
-            .expect("asset link");
-        let path = html[at..].split('"').next().expect("asset URL");
-        let url = format!("{base}{path}");
+        let url = format!("{base}/static/{name}");
         let (_, gz, _) = get(&http, &url, &cookie, true).await;
         let (_, raw, _) = get(&http, &url, &cookie, false).await;
         assets.push((name, gz, raw));

@@ -41,4 +41,5 @@ mod schedule_vectors;
 mod storage;
 mod web;
 mod web_checks;
+mod web_project;
 mod writer;

@@ -90,7 +90,7 @@ pub struct Check {
     /// zone by [`Schedule::parse`](crate::schedule::Schedule::parse)).
     pub tz: Cow<'static, str>,
     /// The parsed `schedule` for cron and OnCalendar checks; `None` for simple checks.
-    pub(crate) compiled: Option<Arc<Schedule>>,
+    pub compiled: Option<Arc<Schedule>>,
     pub manual_resume: bool,
     /// `""` or `"POST"`.
     pub methods: String,

@@ -385,7 +385,7 @@ impl State {
     }
 
     /// Channels of a project in creation order.
-    pub(crate) fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
+    pub fn channels_of(&self, project: &Uuid) -> Vec<&Channel> {
         let mut list: Vec<&Channel> = self
             .channels
             .values()

@@ -91,7 +91,6 @@ pub(crate) async fn handle(
     {
         let req = pages::Incoming {
             method,
-            path,
             query,
             headers,
             remote,

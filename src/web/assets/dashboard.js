@@ -15,7 +15,8 @@
     if (!button) { return; }
     var source = document.querySelector(button.getAttribute("data-copy"));
     if (!source || !navigator.clipboard) { return; }
-    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+    var text = source.value !== undefined && source.tagName === "INPUT" ? source.value : source.textContent;
+    navigator.clipboard.writeText(text.trim()).then(function () {
       var was = button.textContent;
       button.textContent = "Copied";
       setTimeout(function () { button.textContent = was; }, 1500);

@@ -29,8 +29,6 @@ pub(crate) const MAX_FORM_BYTES: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) struct Incoming {
     pub method: Method,
-    /// The path under the site root.
-    pub path: String,
     pub query: String,
     pub headers: HeaderMap,
     pub remote: Option<SocketAddr>,
@@ -200,11 +198,6 @@ impl Layout {
                 | (Tab::Settings, "settings")
         )
     }
-
-    /// Whether the current project's key is read-only.
-    pub(crate) fn read_only(&self) -> bool {
-        self.current.as_ref().is_some_and(|p| p.read_only)
-    }
 }
 
 /// Serves `page`; every failure becomes the error page.
@@ -295,7 +288,7 @@ async fn run(
         Page::SignOut => signin::sign_out(&ctx).await,
         Page::Checks(p) => checks::page(&ctx, p),
         Page::CheckRows(p) => checks::rows_fragment(&ctx, p),
-        Page::Integrations(p) => integrations::page(&ctx, p).await,
+        Page::Integrations(p) => integrations::page(&ctx, p),
         Page::Project(p) => project::page(&ctx, p),
         Page::ProjectAction(p, ProjectAction::AddCheck) => checks::add(&ctx, p).await,
         Page::ProjectAction(
