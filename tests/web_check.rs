@@ -99,7 +99,7 @@ async fn the_page_shows_urls_snippets_fires_pings_and_flips() {
             .unwrap_or_else(|| panic!("{needle} in {log}"))
     };
     assert!(at("exit status 3") < at(">success<") && at(">success<") < at(">start<"));
-    assert!(log.contains("class=\"kind k-fail\""));
+    assert!(log.contains("class=\"ping-kind k-fail\""));
     assert!(log.contains("HTTP from 127.0.0.1"));
     assert!(log.contains("<summary>&#60;script&#62;alert(1)&#60;/script&#62; disk full</summary>"));
     assert!(log.contains(
