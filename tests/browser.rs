@@ -16,7 +16,9 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use crate::common::TestServer;
+use overdue::service::Clock;
+
+use crate::common::{Options, TestServer};
 
 /// Desktop and phone window sizes.
 pub const DESKTOP: (u32, u32) = (1280, 900);
@@ -385,4 +387,105 @@ async fn every_page_passes_axe_and_is_photographed() {
         b.close().await;
         s.stop().await;
     }
+}
+
+/// The edit form in a browser: the schedule preview follows what is typed, and saving an
+/// invalid cron expression shows the API's own message for it and changes nothing.
+#[tokio::test]
+async fn an_invalid_cron_expression_shows_the_apis_message_in_the_form() {
+    let Some(b) = browser(false).await else {
+        return;
+    };
+    let s = TestServer::start().await;
+    let check = s.create(json!({"name": "nightly", "timeout": 3600})).await;
+    let uuid = check["uuid"].as_str().expect("uuid");
+    let r = s
+        .rw(reqwest::Method::POST, &format!("/api/v3/checks/{uuid}"))
+        .json(&json!({"schedule": "61 * * * *"}))
+        .send()
+        .await
+        .expect("api");
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.expect("json");
+    let message = body["error"].as_str().expect("message").to_string();
+    b.sign_in(&s, &s.rw).await;
+    b.goto(&s.url(&format!("/checks/{uuid}/"))).await;
+    b.click("#f-kind-schedule").await;
+    b.fill("#f-schedule", "0 3 * * *").await;
+    b.wait_for("document.querySelectorAll('#schedule-preview li').length === 5")
+        .await;
+    b.fill("#f-schedule", "61 * * * *").await;
+    let shown = serde_json::to_string(&message).expect("js string");
+    b.wait_for(&format!(
+        "document.querySelector('#schedule-preview').textContent.includes({shown})"
+    ))
+    .await;
+    b.click("form.edit-check button[type=submit]").await;
+    b.wait_for("document.querySelector('#edit-error') !== null")
+        .await;
+    assert_eq!(b.text("#edit-error").await, message);
+    assert_eq!(
+        b.eval("return document.querySelector('#f-schedule').value;")
+            .await,
+        json!("61 * * * *"),
+        "what was typed stays in the form"
+    );
+    let after = s.get_check(uuid).await;
+    assert_eq!(after["timeout"], 3600, "nothing changed");
+    assert!(after.get("schedule").is_none(), "{after}");
+    b.close().await;
+    s.stop().await;
+}
+
+/// Pings recorded hours apart (the service's clock set back while they arrive) show in the
+/// check page's timeline as one tick each, coloured by kind, with a bar per finished run.
+#[tokio::test]
+async fn the_timeline_shows_the_pings() {
+    let Some(b) = browser(false).await else {
+        return;
+    };
+    let now = jiff::Timestamp::now();
+    let mut dir = None;
+    let mut uuid = String::new();
+    for (hours_ago, last) in [(6, ""), (4, "/fail"), (2, "")] {
+        let s = TestServer::start_with(Options {
+            dir,
+            clock: Some(Clock::tokio_at(
+                now - jiff::SignedDuration::from_hours(hours_ago),
+            )),
+            ..Options::default()
+        })
+        .await;
+        if uuid.is_empty() {
+            let c = s.create(json!({"name": "nightly", "timeout": 86400})).await;
+            uuid = c["uuid"].as_str().expect("uuid").to_string();
+        }
+        ping(&s, &uuid, "/start").await;
+        ping(&s, &uuid, last).await;
+        dir = Some(s.shutdown().await);
+    }
+    let s = TestServer::start_with(Options {
+        dir,
+        ..Options::default()
+    })
+    .await;
+    ping(&s, &uuid, "/log").await;
+    b.sign_in(&s, &s.rw).await;
+    b.goto(&s.url(&format!("/checks/{uuid}/"))).await;
+    // A start and its end land in one tick at this scale; the tick shows the end's kind.
+    let kinds = b
+        .eval(
+            "return Array.from(document.querySelectorAll('svg.timeline rect.tick'))
+                .map(t => t.getAttribute('class'));",
+        )
+        .await;
+    assert_eq!(
+        kinds,
+        json!(["tick success", "tick fail", "tick success", "tick log"])
+    );
+    assert_eq!(b.count("svg.timeline rect.run").await, 3, "three runs");
+    assert_eq!(b.count("svg.timeline rect.run.failed").await, 1);
+    b.screenshot("timeline-light-desktop", DESKTOP).await;
+    b.close().await;
+    s.stop().await;
 }

@@ -3,6 +3,7 @@
 //! the site root's path prefix, and `--dashboard off`.
 
 use overdue::api::ApiConfig;
+use overdue::service::Clock;
 
 use crate::common::{Options, TestServer, csrf_of, session_cookie};
 
@@ -271,6 +272,53 @@ async fn sessions_survive_a_restart() {
         .unwrap();
     assert_eq!(r.status(), 200);
     s.stop().await;
+}
+
+/// Thirty days without use end a session; each use starts the thirty days again. Days pass
+/// between restarts on a clock set ahead (the session lives in the data file).
+#[tokio::test]
+async fn a_session_ends_after_thirty_days_without_use_and_each_use_extends_it() {
+    let s = TestServer::start().await;
+    let project = s
+        .service
+        .read(|st| st.project_by_name("default").unwrap().uuid);
+    let path = format!("/projects/{project}/checks/");
+    let web = s.sign_in(&s.rw).await;
+    let cookie = web.cookie.clone();
+    drop(web);
+    let mut dir = s.shutdown().await;
+    let signed_in = jiff::Timestamp::now();
+    // Day 58 is 29 days after the use on day 29; day 89 is 31 days after the use on day 58.
+    for (day, opens) in [(29, true), (58, true), (89, false)] {
+        let at = signed_in + jiff::SignedDuration::from_hours(24 * day);
+        let s = TestServer::start_with(Options {
+            dir: Some(dir),
+            clock: Some(Clock::tokio_at(at)),
+            ..Options::default()
+        })
+        .await;
+        let r = s
+            .browser()
+            .get(s.url(&path))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        let want = if opens { 200 } else { 404 };
+        assert_eq!(r.status(), want, "day {day}");
+        if !opens {
+            let r = s
+                .browser()
+                .get(s.url("/"))
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "day {day}: the sign-in form");
+            assert!(r.text().await.unwrap().contains("name=\"key\""));
+        }
+        dir = s.shutdown().await;
+    }
 }
 
 #[tokio::test]

@@ -53,6 +53,8 @@ pub struct Options {
     pub dir: Option<tempfile::TempDir>,
     /// A path after the address in the site root (`/overdue`: served behind a proxy there).
     pub site_path: &'static str,
+    /// The service's clock (default: the system's); an offset clock stands for days passing.
+    pub clock: Option<Clock>,
 }
 
 impl Default for Options {
@@ -66,6 +68,7 @@ impl Default for Options {
             deliver: false,
             dir: None,
             site_path: "",
+            clock: None,
         }
     }
 }
@@ -84,8 +87,14 @@ impl TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         opts.service.site_root = Some(format!("{base}{}", opts.site_path));
-        let service =
-            Arc::new(Service::open(dir.path(), opts.service, Clock::System).expect("open"));
+        let service = Arc::new(
+            Service::open(
+                dir.path(),
+                opts.service,
+                opts.clock.unwrap_or(Clock::System),
+            )
+            .expect("open"),
+        );
         let created = service
             .ensure_default_project()
             .await
