@@ -76,6 +76,10 @@ fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
             last_start: None,
             last_start_rid: None,
             last_duration_us: None,
+            fail_threshold: 1,
+            fails_in_row: 0,
+            max_duration: 0,
+            min_duration: 0,
         })?;
     }
     w.finish()?;

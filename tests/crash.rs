@@ -37,7 +37,7 @@ fn start(data: &Path) -> Serve {
 /// The crash itself.
 impl Serve {
     /// `kill -9`, then reaps the process.
-    fn sigkill(mut self) {
+    pub(crate) fn sigkill(mut self) {
         let status = Command::new("kill")
             .args(["-9", &self.child.id().to_string()])
             .status()

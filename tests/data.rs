@@ -350,6 +350,8 @@ fn bulk_dump(n: usize) -> String {
                 "last_ping": if up { json!("2026-01-02T03:04:05.123456Z") } else { Value::Null },
                 "last_start": null, "last_start_rid": null,
                 "last_duration_us": if up { json!(1_500_000) } else { Value::Null },
+                "fail_threshold": 1 + i % 3, "fails_in_row": 0,
+                "max_duration": (i % 2) * 600, "min_duration": 0,
             })
         })
         .collect();

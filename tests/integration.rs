@@ -36,6 +36,7 @@ mod monitor;
 mod notify;
 mod ops;
 mod packaging;
+mod rules;
 mod schedule_props;
 mod schedule_vectors;
 mod storage;

@@ -111,6 +111,14 @@ pub struct Check {
     pub badge_key: Uuid,
     /// Assigned channels, sorted by UUID.
     pub channels: Vec<Uuid>,
+    /// Explicit failures in a row that take the check down (1: the first one does).
+    pub fail_threshold: u32,
+    /// Failures in a row so far that the threshold held back; a success clears it.
+    pub(crate) fails_in_row: u32,
+    /// Seconds a started run may take before the check goes down (0: `grace`, as without it).
+    pub max_duration: i64,
+    /// Seconds a run must at least take; a shorter one counts as a failure (0: off).
+    pub min_duration: i64,
 }
 
 impl Check {
@@ -151,7 +159,37 @@ impl Check {
             last_duration: None,
             badge_key,
             channels: Vec::new(),
+            fail_threshold: 1,
+            fails_in_row: 0,
+            max_duration: 0,
+            min_duration: 0,
         }
+    }
+
+    /// Whether the rules of issue 17 are all at their defaults (such a check is stored in the
+    /// first record format, which older releases read).
+    pub(crate) fn has_default_rules(&self) -> bool {
+        self.fail_threshold == 1
+            && self.fails_in_row == 0
+            && self.max_duration == 0
+            && self.min_duration == 0
+    }
+
+    /// When a started run goes down: `max_duration` after its start when set, else `grace`.
+    fn run_limit(&self) -> SignedDuration {
+        if self.max_duration > 0 {
+            SignedDuration::from_secs(self.max_duration)
+        } else {
+            self.grace()
+        }
+    }
+
+    /// A run in progress whose `max_duration` governs the deadline: while it runs, the
+    /// schedule's own deadline waits (a long job that started on time is not late).
+    fn bounded_run(&self) -> Option<Timestamp> {
+        (self.max_duration > 0 && self.status != StoredStatus::Down)
+            .then_some(self.last_start)
+            .flatten()
     }
 
     /// The check's tags: split on spaces, empty items dropped.
@@ -195,13 +233,16 @@ impl Check {
 
     /// The moment the check goes down if nothing else happens (§5.1); `None` when it never does.
     pub fn alert_after(&self) -> Option<Timestamp> {
+        if let Some(start) = self.bounded_run() {
+            return start.checked_add(self.run_limit()).ok();
+        }
         self.grace_start()?.checked_add(self.grace()).ok()
     }
 
     /// The displayed status at `now` (§3.5). `v1` selects API v1's `started` status.
     pub fn status_at(&self, now: Timestamp, v1: bool) -> Status {
         if let Some(start) = self.last_start {
-            match start.checked_add(self.grace()) {
+            match start.checked_add(self.run_limit()) {
                 Ok(end) if now >= end => return Status::Down,
                 _ if v1 => return Status::Started,
                 _ => {}
@@ -211,6 +252,7 @@ impl Check {
             StoredStatus::New => Status::New,
             StoredStatus::Paused => Status::Paused,
             StoredStatus::Down => Status::Down,
+            StoredStatus::Up if self.bounded_run().is_some() => Status::Up,
             StoredStatus::Up => {
                 let Some(grace_start) = self.expected_after_last_ping() else {
                     return Status::Up;
@@ -345,6 +387,29 @@ mod tests {
         c.last_start = Some(ts("2000-01-01T00:00:00Z"));
         assert_eq!(c.grace_start(), None);
         assert_eq!(c.alert_after(), None);
+    }
+
+    #[test]
+    fn max_duration_bounds_a_started_run_instead_of_grace() {
+        let mut c = up_check("2000-01-01T00:00:00Z");
+        c.max_duration = 3 * 3600;
+        // Due at 01-02 00:00 (+1 h grace); the run started on time and may take three hours.
+        c.last_start = Some(ts("2000-01-01T23:30:00Z"));
+        assert_eq!(c.alert_after(), Some(ts("2000-01-02T02:30:00Z")));
+        assert_eq!(c.status_at(ts("2000-01-02T01:30:00Z"), false), Status::Up);
+        assert_eq!(
+            c.status_at(ts("2000-01-02T01:30:00Z"), true),
+            Status::Started
+        );
+        assert_eq!(c.status_at(ts("2000-01-02T02:30:00Z"), false), Status::Down);
+        // Shorter than grace: the run goes down sooner than grace alone would take it.
+        c.max_duration = 60;
+        assert_eq!(c.alert_after(), Some(ts("2000-01-01T23:31:00Z")));
+        assert_eq!(c.status_at(ts("2000-01-01T23:31:00Z"), false), Status::Down);
+        // No run in progress: the schedule's deadline as before.
+        c.last_start = None;
+        assert_eq!(c.alert_after(), Some(ts("2000-01-02T01:00:00Z")));
+        assert!(!c.has_default_rules());
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
             m.insert("tz".into(), json!(check.tz));
         }
     }
+    // Our extensions (docs/api-extensions.md) come last, after every key the reference has.
+    m.insert("fail_threshold".into(), json!(check.fail_threshold));
+    m.insert("max_duration".into(), json!(check.max_duration));
+    m.insert("min_duration".into(), json!(check.min_duration));
     Value::Object(m)
 }
 
@@ -225,7 +229,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 29);
+        assert_eq!(keys.len(), 32);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
         assert_eq!(
@@ -240,6 +244,10 @@ mod tests {
             ]
         );
         assert_eq!(keys[28], "timeout");
+        assert_eq!(
+            &keys[29..],
+            ["fail_threshold", "max_duration", "min_duration"]
+        );
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);
         let text = ro.to_string();
         assert!(!text.contains(&c.uuid.to_string()));

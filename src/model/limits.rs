@@ -16,6 +16,13 @@ pub(crate) const DEFAULT_SCHEDULE: &str = "* * * * *";
 /// Time zone of a new check.
 pub(crate) const DEFAULT_TZ: &str = "UTC";
 
+/// Largest `fail_threshold`: failures in a row before a check goes down (issue 17).
+pub(crate) const MAX_FAIL_THRESHOLD: i64 = 100;
+/// Largest `max_duration` and `min_duration`, in seconds (as `timeout`); 0 turns either off,
+/// and any positive value is allowed: run bounds are deadlines of the event-driven engine,
+/// not of a polling loop, so a few seconds are as exact as a day.
+pub(crate) const MAX_RUN_BOUND_SECS: i64 = MAX_PERIOD_SECS;
+
 /// Longest `name`, in characters.
 pub(crate) const NAME_MAX_CHARS: usize = 100;
 /// Longest `slug`, in characters.

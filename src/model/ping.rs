@@ -62,16 +62,21 @@ pub struct Flip {
 }
 
 /// Applies a classified ping to its check (reference-behavior §4.4) and numbers it.
-/// Returns the ping's `n` and the flip it causes, if any. `kind` must already account for
-/// the URL, the method and keyword filters; a paused check with `manual_resume` turns it into
-/// [`PingKind::Ignored`] here, because that rule beats every other.
+/// Returns the kind recorded, the ping's `n` and the flip it causes, if any. `kind` must
+/// already account for the URL, the method and keyword filters; here a paused check with
+/// `manual_resume` turns it into [`PingKind::Ignored`] (that rule beats every other), and a
+/// success that ends a run shorter than `min_duration` into [`PingKind::Fail`]. Recording the
+/// returned kind again on the state before gives the same state: the journal replays it so.
+///
+/// A failure below `fail_threshold` failures in a row is counted, not obeyed: it is a ping
+/// for the deadline (a new or paused check goes up) but does not take the check down.
 pub(crate) fn record(
     check: &mut Check,
     kind: PingKind,
     rid: Option<Uuid>,
     now: Timestamp,
 ) -> (PingKind, u64, Option<Flip>) {
-    let kind = if check.status == StoredStatus::Paused && check.manual_resume {
+    let mut kind = if check.status == StoredStatus::Paused && check.manual_resume {
         PingKind::Ignored
     } else {
         kind
@@ -95,13 +100,28 @@ pub(crate) fn record(
                     check.last_start_rid = None;
                 }
             }
-            let new_status = if kind == PingKind::Fail {
+            if kind == PingKind::Success && ran_too_short(check) {
+                kind = PingKind::Fail;
+            }
+            let new_status = if kind == PingKind::Success {
+                check.fails_in_row = 0;
+                StoredStatus::Up
+            } else if check.status == StoredStatus::Down {
                 StoredStatus::Down
             } else {
-                StoredStatus::Up
+                check.fails_in_row = check.fails_in_row.saturating_add(1);
+                if check.fails_in_row >= check.fail_threshold {
+                    StoredStatus::Down
+                } else {
+                    StoredStatus::Up
+                }
             };
             if new_status != check.status {
-                let reason = if kind == PingKind::Fail { "fail" } else { "" };
+                let reason = if new_status == StoredStatus::Down {
+                    "fail"
+                } else {
+                    ""
+                };
                 flip = Some(change(check, new_status, now, reason));
             }
         }
@@ -109,6 +129,14 @@ pub(crate) fn record(
     }
     check.n_pings += 1;
     (kind, check.n_pings, flip)
+}
+
+/// Whether the run that just ended took less than `min_duration`.
+fn ran_too_short(check: &Check) -> bool {
+    check.min_duration > 0
+        && check
+            .last_duration
+            .is_some_and(|d| d < jiff::SignedDuration::from_secs(check.min_duration))
 }
 
 /// Moves `check` to `new_status` and answers the flip that records the change, stamped `at`
@@ -141,6 +169,7 @@ pub(crate) fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
 pub(crate) fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp) -> Flip {
     check.last_start = None;
     check.last_start_rid = None;
+    check.fails_in_row = 0;
     change(check, status, now, "")
 }
 
@@ -293,6 +322,90 @@ mod tests {
         assert_eq!(c.n_pings, 2);
         assert_eq!(c.status, StoredStatus::New);
         assert!(c.last_ping.is_none());
+    }
+
+    #[test]
+    fn a_threshold_holds_failures_back_until_enough_come_in_a_row() {
+        let mut c = check();
+        c.fail_threshold = 3;
+        let at = |m: u32| ts(&format!("2020-01-01T00:{m:02}:00Z"));
+        let (kind, _, flip) = record(&mut c, PingKind::Fail, None, at(1));
+        assert_eq!(kind, PingKind::Fail, "recorded as the failure it is");
+        let flip = flip.expect("a held failure is still a ping: new -> up");
+        assert_eq!(
+            (flip.new_status, flip.reason.as_str()),
+            (StoredStatus::Up, "")
+        );
+        assert_eq!((c.fails_in_row, c.last_ping), (1, Some(at(1))));
+        assert!(record(&mut c, PingKind::Fail, None, at(2)).2.is_none());
+        // A success in between starts the count again.
+        record(&mut c, PingKind::Success, None, at(3));
+        assert_eq!(c.fails_in_row, 0);
+        for m in 4..6 {
+            assert!(record(&mut c, PingKind::Fail, None, at(m)).2.is_none());
+        }
+        let flip = record(&mut c, PingKind::Fail, None, at(6))
+            .2
+            .expect("third in a row");
+        assert_eq!(
+            (flip.new_status, flip.reason.as_str()),
+            (StoredStatus::Down, "fail")
+        );
+        assert!(record(&mut c, PingKind::Fail, None, at(7)).2.is_none());
+        let flip = record(&mut c, PingKind::Success, None, at(8))
+            .2
+            .expect("recovery");
+        assert_eq!(flip.new_status, StoredStatus::Up);
+        assert_eq!(c.fails_in_row, 0);
+    }
+
+    #[test]
+    fn a_run_shorter_than_min_duration_is_a_failure() {
+        let mut c = check();
+        c.min_duration = 60;
+        let rid = Some(Uuid::from_u128(3));
+        record(&mut c, PingKind::Start, rid, ts("2020-01-01T00:00:00Z"));
+        let (kind, _, flip) = record(&mut c, PingKind::Success, rid, ts("2020-01-01T00:00:02Z"));
+        assert_eq!(kind, PingKind::Fail);
+        assert_eq!(
+            flip.map(|f| (f.new_status, f.reason)),
+            Some((StoredStatus::Down, "fail".to_string()))
+        );
+        assert_eq!(c.last_duration, Some(jiff::SignedDuration::from_secs(2)));
+        // Long enough: a success; a success that ends no run is not measured.
+        record(&mut c, PingKind::Start, rid, ts("2020-01-01T01:00:00Z"));
+        let (kind, _, _) = record(&mut c, PingKind::Success, rid, ts("2020-01-01T01:01:00Z"));
+        assert_eq!((kind, c.status), (PingKind::Success, StoredStatus::Up));
+        let (kind, _, _) = record(&mut c, PingKind::Success, None, ts("2020-01-01T02:00:00Z"));
+        assert_eq!(kind, PingKind::Success);
+    }
+
+    #[test]
+    fn replaying_the_recorded_kind_gives_the_same_state() {
+        let mut live = check();
+        live.min_duration = 10;
+        live.fail_threshold = 2;
+        let mut replayed = live.clone();
+        let rid = Some(Uuid::from_u128(5));
+        let steps = [
+            (PingKind::Start, rid, "2020-01-01T00:00:00Z"),
+            (PingKind::Success, rid, "2020-01-01T00:00:01Z"),
+            (PingKind::Fail, None, "2020-01-01T00:01:00Z"),
+            (PingKind::Success, None, "2020-01-01T00:02:00Z"),
+        ];
+        for (kind, rid, at) in steps {
+            let (recorded, _, flip) = record(&mut live, kind, rid, ts(at));
+            let (again, _, flip_again) = record(&mut replayed, recorded, rid, ts(at));
+            assert_eq!((recorded, flip), (again, flip_again));
+            assert_eq!(
+                (live.status, live.fails_in_row, live.last_duration),
+                (
+                    replayed.status,
+                    replayed.fails_in_row,
+                    replayed.last_duration
+                )
+            );
+        }
     }
 
     #[test]

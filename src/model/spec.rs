@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use crate::model::ApiVersion;
 use crate::model::check::{Check, Kind};
 use crate::model::limits::{
-    DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_PERIOD_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS,
-    SCHEDULE_MAX_CHARS, SLUG_MAX_CHARS, TAGS_MAX_CHARS,
+    DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD, MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS,
+    MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS, SLUG_MAX_CHARS, TAGS_MAX_CHARS,
 };
 use crate::model::slug::slugify;
 use crate::schedule::{self, Schedule, ScheduleKind};
@@ -52,6 +52,10 @@ pub struct CheckSpec {
     /// as its canonical zone (issue 14.10).
     pub tz: Option<&'static str>,
     pub(crate) unique: Option<Vec<UniqueField>>,
+    /// Extensions of issue 17 (docs/api-extensions.md).
+    pub fail_threshold: Option<u32>,
+    pub max_duration: Option<i64>,
+    pub min_duration: Option<i64>,
 }
 
 /// The first validation error of a body; `Display` gives the message without its prefix.
@@ -102,10 +106,20 @@ fn boolean(body: &Map<String, Value>, field: &str) -> Result<Option<bool>, SpecE
     }
 }
 
-/// An integer number of seconds within the period limits. JSON `true`/`false` count as 1/0
-/// (as in the reference); floats, strings and `null` are not numbers. Integers of any size
-/// are reported as too large or too small rather than failing (decision 5).
+/// An integer number of seconds within the period limits (see [`integer`]).
 fn period(body: &Map<String, Value>, field: &str) -> Result<Option<i64>, SpecError> {
+    integer(body, field, MIN_PERIOD_SECS, MAX_PERIOD_SECS)
+}
+
+/// An integer within `min..=max`. JSON `true`/`false` count as 1/0 (as in the reference);
+/// floats, strings and `null` are not numbers. Integers of any size are reported as too
+/// large or too small rather than failing (decision 5).
+fn integer(
+    body: &Map<String, Value>,
+    field: &str,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, SpecError> {
     let value = match body.get(field) {
         None => return Ok(None),
         Some(Value::Bool(b)) => i128::from(*b),
@@ -123,10 +137,10 @@ fn period(body: &Map<String, Value>, field: &str) -> Result<Option<i64>, SpecErr
         }
         Some(_) => return Err(SpecError::new(field, "is not a number")),
     };
-    if value < i128::from(MIN_PERIOD_SECS) {
+    if value < i128::from(min) {
         return Err(SpecError::new(field, "is too small"));
     }
-    if value > i128::from(MAX_PERIOD_SECS) {
+    if value > i128::from(max) {
         return Err(SpecError::new(field, "is too large"));
     }
     // Within the limits above, so it fits.
@@ -220,6 +234,10 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
         }
         Some(_) => return Err(SpecError::new("unique", "is not an array")),
     };
+    spec.fail_threshold =
+        integer(body, "fail_threshold", 1, MAX_FAIL_THRESHOLD)?.and_then(|n| u32::try_from(n).ok());
+    spec.max_duration = integer(body, "max_duration", 0, MAX_RUN_BOUND_SECS)?;
+    spec.min_duration = integer(body, "min_duration", 0, MAX_RUN_BOUND_SECS)?;
     Ok(spec)
 }
 
@@ -284,6 +302,20 @@ pub(crate) fn apply(
     flag(&mut check.filter_default_fail, spec.filter_default_fail);
     if let Some(grace) = spec.grace {
         check.grace = grace;
+    }
+    if let Some(threshold) = spec.fail_threshold {
+        check.fail_threshold = threshold;
+    }
+    if let Some(max) = spec.max_duration {
+        check.max_duration = max;
+    }
+    if let Some(min) = spec.min_duration {
+        check.min_duration = min;
+    }
+    if check.max_duration > 0 && check.min_duration >= check.max_duration {
+        return Err(SpecError(
+            "min_duration must be less than max_duration".into(),
+        ));
     }
     check.compiled = match check.kind {
         Kind::Simple => None,
@@ -384,6 +416,59 @@ mod tests {
         for (body, message) in cases {
             assert_eq!(parse(body.clone()), Err(message.to_string()), "{body}");
         }
+    }
+
+    #[test]
+    fn alerting_rule_fields_are_validated_like_the_others() {
+        let cases = [
+            (json!({"fail_threshold": 0}), "fail_threshold is too small"),
+            (
+                json!({"fail_threshold": 101}),
+                "fail_threshold is too large",
+            ),
+            (
+                json!({"fail_threshold": "3"}),
+                "fail_threshold is not a number",
+            ),
+            (json!({"max_duration": -1}), "max_duration is too small"),
+            (
+                json!({"max_duration": 31_536_001}),
+                "max_duration is too large",
+            ),
+            (
+                json!({"min_duration": null}),
+                "min_duration is not a number",
+            ),
+            (json!({"min_duration": 1.5}), "min_duration is not a number"),
+        ];
+        for (body, message) in cases {
+            assert_eq!(parse(body.clone()), Err(message.to_string()), "{body}");
+        }
+        let spec = parse(json!({"fail_threshold": 3, "max_duration": 5, "min_duration": 0}))
+            .expect("valid");
+        assert_eq!(
+            (spec.fail_threshold, spec.max_duration, spec.min_duration),
+            (Some(3), Some(5), Some(0))
+        );
+    }
+
+    #[test]
+    fn min_duration_must_stay_below_a_max_duration() {
+        let mut c = Check::new(
+            uuid::Uuid::nil(),
+            uuid::Uuid::nil(),
+            1,
+            jiff::Timestamp::UNIX_EPOCH,
+            uuid::Uuid::nil(),
+        );
+        let spec = parse(json!({"max_duration": 600, "min_duration": 60})).expect("valid");
+        apply(&mut c, &spec, ApiVersion::V3).expect("60 < 600");
+        let spec = parse(json!({"max_duration": 60})).expect("valid");
+        let err = apply(&mut c.clone(), &spec, ApiVersion::V3).expect_err("60 is not < 60");
+        assert_eq!(err.0, "min_duration must be less than max_duration");
+        // Without a max_duration any min_duration goes.
+        let spec = parse(json!({"max_duration": 0, "min_duration": 7200})).expect("valid");
+        apply(&mut c, &spec, ApiVersion::V3).expect("no upper bound");
     }
 
     #[test]

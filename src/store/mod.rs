@@ -26,8 +26,8 @@ use uuid::Uuid;
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
-    OutboxRecord, PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode,
+    ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
+    PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -389,7 +389,7 @@ impl Store {
         // Both tables are ordered by check UUID, so links are merged in one pass.
         for entry in txn.open_table(CHECKS)?.iter()? {
             let (_, v) = entry?;
-            let mut check = decode::<CheckRecord>(v.value(), "check")?.into_check()?;
+            let mut check = records::decode_check(v.value())?;
             while let Some(Ok((k, _))) = link_iter.peek() {
                 let key = k.value();
                 let owner = Uuid::from_slice(&key[..16]).unwrap_or_default();

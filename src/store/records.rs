@@ -241,8 +241,70 @@ impl From<&Check> for CheckRecord {
     }
 }
 
+/// The version byte of a check record that carries a [`CheckRulesRecord`] after its
+/// [`CheckRecord`]. A check whose rules are all at their defaults is still written as
+/// [`RECORD_V1`], so a data file whose checks use no rule stays readable by older releases.
+pub(crate) const CHECK_RECORD_V2: u8 = 2;
+
+/// The alerting rules of a check (issue 17) and the state they keep.
+#[derive(Encode, Decode)]
+pub(crate) struct CheckRulesRecord {
+    pub(crate) fail_threshold: u32,
+    pub(crate) fails_in_row: u32,
+    pub(crate) max_duration: i64,
+    pub(crate) min_duration: i64,
+}
+
+/// A check's record: [`RECORD_V1`] and its [`CheckRecord`] when its rules are the defaults,
+/// else [`CHECK_RECORD_V2`], the [`CheckRecord`] and the [`CheckRulesRecord`].
+pub(crate) fn encode_check(check: &Check) -> Result<Vec<u8>, StoreError> {
+    let record = CheckRecord::from(check);
+    if check.has_default_rules() {
+        return encode(&record);
+    }
+    let rules = CheckRulesRecord {
+        fail_threshold: check.fail_threshold,
+        fails_in_row: check.fails_in_row,
+        max_duration: check.max_duration,
+        min_duration: check.min_duration,
+    };
+    let mut out = vec![CHECK_RECORD_V2];
+    let fail = |e: bincode::error::EncodeError| {
+        StoreError::Corrupt(format!("cannot encode check record: {e}"))
+    };
+    bincode::encode_into_std_write(&record, &mut out, config()).map_err(fail)?;
+    bincode::encode_into_std_write(&rules, &mut out, config()).map_err(fail)?;
+    Ok(out)
+}
+
+/// Reads a check record of either version (without its compiled schedule and channels).
+pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
+    let Some((&CHECK_RECORD_V2, rest)) = bytes.split_first() else {
+        return decode::<CheckRecord>(bytes, "check")?.into_check();
+    };
+    let bad = |e: bincode::error::DecodeError| {
+        StoreError::Corrupt(format!("check record does not decode: {e}"))
+    };
+    let (record, used): (CheckRecord, usize) =
+        bincode::decode_from_slice(rest, config()).map_err(bad)?;
+    let (rules, _): (CheckRulesRecord, usize) =
+        bincode::decode_from_slice(&rest[used..], config()).map_err(bad)?;
+    if rules.fail_threshold == 0 {
+        return Err(StoreError::Corrupt(
+            "check record has fail_threshold 0".into(),
+        ));
+    }
+    let mut check = record.into_check()?;
+    check.fail_threshold = rules.fail_threshold;
+    check.fails_in_row = rules.fails_in_row;
+    check.max_duration = rules.max_duration;
+    check.min_duration = rules.min_duration;
+    Ok(check)
+}
+
 impl CheckRecord {
-    /// The model check, without its compiled schedule and channels (the caller adds them).
+    /// The model check, without its compiled schedule and channels (the caller adds them),
+    /// its rules at their defaults (see [`decode_check`]).
     pub(crate) fn into_check(self) -> Result<Check, StoreError> {
         let kind = match self.kind {
             0 => Kind::Simple,
@@ -289,6 +351,10 @@ impl CheckRecord {
             last_duration: self.last_duration_us.map(SignedDuration::from_micros),
             badge_key: Uuid::from_u128(self.badge_key),
             channels: Vec::new(),
+            fail_threshold: 1,
+            fails_in_row: 0,
+            max_duration: 0,
+            min_duration: 0,
         })
     }
 }

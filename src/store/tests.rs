@@ -874,3 +874,60 @@ fn sessions_round_trip_are_deleted_and_a_file_without_the_table_has_none() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
+    let p = project(1, "ops");
+    let plain = check(0x100, p.uuid, "plain");
+    let v1 = records::encode_check(&plain).expect("encode");
+    assert_eq!(
+        v1[0], RECORD_V1,
+        "older releases read a check without rules"
+    );
+    let mut ruled = check(0x101, p.uuid, "ruled");
+    ruled.fail_threshold = 3;
+    ruled.fails_in_row = 2;
+    ruled.max_duration = 7200;
+    ruled.min_duration = 60;
+    let v2 = records::encode_check(&ruled).expect("encode");
+    assert_eq!(v2[0], records::CHECK_RECORD_V2);
+    let back = records::decode_check(&v2).expect("decode");
+    assert_eq!(
+        (
+            back.fail_threshold,
+            back.fails_in_row,
+            back.max_duration,
+            back.min_duration
+        ),
+        (3, 2, 7200, 60)
+    );
+    assert_eq!(back.slug, "ruled");
+    assert!(
+        records::decode_check(&v1)
+            .expect("decode")
+            .has_default_rules()
+    );
+    assert!(matches!(
+        records::decode_check(&v2[..v2.len() - 1]),
+        Err(StoreError::Corrupt(_))
+    ));
+    let mut zero = ruled.clone();
+    zero.fail_threshold = 0;
+    let bad = records::encode_check(&zero).expect("encode");
+    assert!(matches!(
+        records::decode_check(&bad),
+        Err(StoreError::Corrupt(_))
+    ));
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(tmp.path()).expect("open");
+    let mut w = store.begin_write().expect("write");
+    w.put_project(&p).expect("project");
+    w.put_check(&ruled, None).expect("check");
+    w.commit().expect("commit");
+    drop(store);
+    let store = Store::open(tmp.path()).expect("reopen");
+    let loaded = store.load().expect("load");
+    let got = loaded.checks.first().expect("the check");
+    assert_eq!((got.fail_threshold, got.max_duration), (3, 7200));
+}

@@ -7,8 +7,8 @@ use uuid::Uuid;
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use crate::store::records::{
-    ApiKeyRecord, ChannelRecord, CheckRecord, DeliveryRecord, FlipRecord, JournalRecord,
-    OutboxRecord, PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode, encode,
+    ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
+    PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode, encode,
 };
 use crate::store::{
     API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
@@ -79,7 +79,7 @@ impl WriteTxn {
     /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
     /// so the slug index follows (and a new check's badge key is indexed).
     pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
-        let bytes = encode(&CheckRecord::from(check))?;
+        let bytes = crate::store::records::encode_check(check)?;
         self.txn
             .open_table(CHECKS)?
             .insert(check.uuid.as_u128(), bytes.as_slice())?;

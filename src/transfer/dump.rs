@@ -118,6 +118,19 @@ pub struct DumpCheck {
     pub last_start: Option<String>,
     pub last_start_rid: Option<Uuid>,
     pub last_duration_us: Option<i64>,
+    /// The alerting rules (issue 17); absent from exports made before them.
+    #[serde(default = "one")]
+    pub fail_threshold: u32,
+    #[serde(default)]
+    pub fails_in_row: u32,
+    #[serde(default)]
+    pub max_duration: i64,
+    #[serde(default)]
+    pub min_duration: i64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The model objects of one dumped project, validated; `seq` fields are 0 (the importer
@@ -300,6 +313,10 @@ pub(crate) fn dump_check(c: &Check) -> DumpCheck {
         last_start: c.last_start.map(ts),
         last_start_rid: c.last_start_rid,
         last_duration_us: c.last_duration.map(|d| d.as_micros() as i64),
+        fail_threshold: c.fail_threshold,
+        fails_in_row: c.fails_in_row,
+        max_duration: c.max_duration,
+        min_duration: c.min_duration,
     }
 }
 
@@ -404,7 +421,8 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
         "manual_resume": d.manual_resume, "start_kw": d.start_kw, "success_kw": d.success_kw,
         "failure_kw": d.failure_kw, "filter_subject": d.filter_subject,
         "filter_body": d.filter_body, "filter_http_body": d.filter_http_body,
-        "filter_default_fail": d.filter_default_fail,
+        "filter_default_fail": d.filter_default_fail, "fail_threshold": d.fail_threshold,
+        "max_duration": d.max_duration, "min_duration": d.min_duration,
     });
     let settings = settings.as_object().cloned().unwrap_or_default();
     apply(
@@ -443,6 +461,7 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
         .transpose()?;
     check.last_start_rid = d.last_start_rid;
     check.last_duration = d.last_duration_us.map(SignedDuration::from_micros);
+    check.fails_in_row = d.fails_in_row;
     let mut channels = d.channels.clone();
     channels.sort();
     channels.dedup();
@@ -479,6 +498,10 @@ mod tests {
         c.last_ping = Some(t);
         c.last_duration = Some(SignedDuration::from_micros(1_500_000));
         c.channels = vec![Uuid::from_u128(20)];
+        c.fail_threshold = 3;
+        c.fails_in_row = 2;
+        c.max_duration = 5400;
+        c.min_duration = 30;
         c
     }
 
@@ -538,6 +561,15 @@ mod tests {
         );
         assert_eq!((got.status, got.n_pings), (StoredStatus::Up, 42));
         assert_eq!(
+            (
+                got.fail_threshold,
+                got.fails_in_row,
+                got.max_duration,
+                got.min_duration
+            ),
+            (3, 2, 5400, 30)
+        );
+        assert_eq!(
             (got.last_ping, got.last_duration, got.created),
             (c.last_ping, c.last_duration, c.created)
         );
@@ -578,6 +610,25 @@ mod tests {
         assert_eq!(channel.remove("default_for_new"), Some(Value::Bool(true)));
         let old: DumpProject = serde_json::from_value(doc).expect("still reads");
         assert!(!old.to_model().expect("valid").channels[0].default_for_new);
+    }
+
+    #[test]
+    fn an_export_from_before_the_alerting_rules_imports_checks_with_the_defaults() {
+        let (p, ch) = sample_project();
+        let c = sample_check();
+        let mut doc = serde_json::to_value(dump_project(&p, &[], &[&ch], &[&c])).expect("json");
+        let check = doc["checks"][0].as_object_mut().expect("check");
+        for field in [
+            "fail_threshold",
+            "fails_in_row",
+            "max_duration",
+            "min_duration",
+        ] {
+            assert!(check.remove(field).is_some(), "{field} is exported");
+        }
+        let old: DumpProject = serde_json::from_value(doc).expect("still reads");
+        let got = &old.to_model().expect("valid").checks[0];
+        assert!(got.has_default_rules());
     }
 
     #[test]

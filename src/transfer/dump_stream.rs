@@ -475,6 +475,10 @@ mod tests {
             last_start: None,
             last_start_rid: None,
             last_duration_us: Some(5),
+            fail_threshold: 2,
+            fails_in_row: 1,
+            max_duration: 600,
+            min_duration: 0,
         }
     }
 

@@ -41,6 +41,10 @@ const COPIED: &[&str] = &[
     "filter_body",
     "filter_http_body",
     "filter_default_fail",
+    // Overdue's own extensions (docs/api-extensions.md), when the source is an Overdue.
+    "fail_threshold",
+    "max_duration",
+    "min_duration",
 ];
 
 /// An integration of the Healthchecks project, as its channels API shows it.
@@ -381,6 +385,19 @@ mod tests {
         assert!(!c.settings.contains_key("n_pings") && !c.settings.contains_key("uuid"));
         let spec = crate::model::spec::parse_spec(&c.settings).expect("a valid create body");
         assert_eq!(spec.tz, Some("Europe/Riga"));
+    }
+
+    #[test]
+    fn an_overdue_source_carries_its_alerting_rules() {
+        let doc = json!({"uuid": "0b3f2d4c-3c6e-4a8e-9a3b-1d2f3e4a5b6c", "name": "x",
+            "timeout": 600, "grace": 60, "status": "up", "fail_threshold": 3,
+            "max_duration": 900, "min_duration": 10});
+        let c = foreign_check(doc.as_object().expect("object"), &[]).expect("maps");
+        let spec = crate::model::spec::parse_spec(&c.settings).expect("a valid create body");
+        assert_eq!(
+            (spec.fail_threshold, spec.max_duration, spec.min_duration),
+            (Some(3), Some(900), Some(10))
+        );
     }
 
     #[test]

@@ -1,0 +1,312 @@
+//! The alerting rules of issue 17, through the HTTP API with a real webhook receiver:
+//! `fail_threshold` (down after N failures in a row), `max_duration` (a started run that does
+//! not finish in time goes down, also across a restart and a `kill -9`) and `min_duration` (a
+//! run that ends too soon is a failure); their validation and their place in the check JSON.
+
+use std::time::Duration;
+
+use overdue::model::ChannelConfig;
+use overdue::model::channel::{HookSpec, WebhookConfig};
+use overdue::notify::NotifyConfig;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::common::TestServer;
+use crate::process::{self, Serve};
+use crate::receivers::{HttpReceiver, Request, start};
+
+/// A webhook that calls `/down/<name>` and `/up/<name>`.
+fn hook(base: &str) -> ChannelConfig {
+    ChannelConfig::Webhook(WebhookConfig {
+        down: Some(HookSpec::new(&format!("{base}/down/$NAME"), "")),
+        up: Some(HookSpec::new(&format!("{base}/up/$NAME"), "")),
+    })
+}
+
+/// A server that delivers alerts, with the hook as the project's channel.
+async fn serve_with_hook(http: &HttpReceiver) -> TestServer {
+    let t = start(NotifyConfig::default(), None).await;
+    t.service
+        .add_channel("default", "hook", hook(&http.base))
+        .await
+        .expect("hook");
+    t
+}
+
+async fn create(t: &TestServer, body: Value) -> String {
+    let mut body = body;
+    body["channels"] = json!("*");
+    let c = t.create(body).await;
+    c["uuid"].as_str().expect("uuid").to_string()
+}
+
+async fn ping(t: &TestServer, uuid: &str, tail: &str) {
+    let r = t
+        .anon(Method::GET, &format!("/ping/{uuid}{tail}"))
+        .send()
+        .await
+        .expect("ping");
+    assert_eq!(r.status(), 200);
+}
+
+/// The next alert's path, or None when none comes within `secs`.
+async fn alert(http: &HttpReceiver, secs: u64) -> Option<String> {
+    http.next(Duration::from_secs(secs))
+        .await
+        .map(|r: Request| r.path)
+}
+
+#[tokio::test]
+async fn the_rule_fields_are_part_of_the_check_and_validated_like_the_others() {
+    let s = TestServer::start().await;
+    let made = s.create(json!({"name": "plain"})).await;
+    assert_eq!(
+        (
+            &made["fail_threshold"],
+            &made["max_duration"],
+            &made["min_duration"]
+        ),
+        (&json!(1), &json!(0), &json!(0)),
+        "a check that sets none has the defaults"
+    );
+    let uuid = made["uuid"].as_str().expect("uuid");
+    let (code, doc) = s
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{uuid}"),
+            Some(&json!({"fail_threshold": 3, "max_duration": 7200, "min_duration": 60})),
+        )
+        .await;
+    assert_eq!(code, 200, "{doc}");
+    for version in ["v1", "v2", "v3"] {
+        let (_, got) = s
+            .call(Method::GET, &format!("/api/{version}/checks/{uuid}"), None)
+            .await;
+        assert_eq!(
+            (
+                &got["fail_threshold"],
+                &got["max_duration"],
+                &got["min_duration"]
+            ),
+            (&json!(3), &json!(7200), &json!(60)),
+            "{version}"
+        );
+    }
+    let (_, listed) = s.call(Method::GET, "/api/v3/checks/", None).await;
+    assert_eq!(listed["checks"][0]["fail_threshold"], 3);
+    for (body, message) in [
+        (json!({"fail_threshold": 0}), "fail_threshold is too small"),
+        (
+            json!({"fail_threshold": 101}),
+            "fail_threshold is too large",
+        ),
+        (
+            json!({"max_duration": "1h"}),
+            "max_duration is not a number",
+        ),
+        (json!({"min_duration": -5}), "min_duration is too small"),
+        (
+            json!({"max_duration": 60}),
+            "min_duration must be less than max_duration",
+        ),
+    ] {
+        let (code, doc) = s
+            .call(Method::POST, &format!("/api/v3/checks/{uuid}"), Some(&body))
+            .await;
+        assert_eq!(code, 400, "{body}");
+        assert_eq!(
+            doc["error"],
+            format!("json validation error: {message}"),
+            "{body}"
+        );
+    }
+    let after = s.get_check(uuid).await;
+    assert_eq!(
+        (&after["fail_threshold"], &after["max_duration"]),
+        (&json!(3), &json!(7200)),
+        "a refused update changes nothing"
+    );
+    // They survive a restart (the check record carries them).
+    let dir = s.shutdown().await;
+    let s = TestServer::start_with(crate::common::Options {
+        dir: Some(dir),
+        ..Default::default()
+    })
+    .await;
+    let after = s.get_check(uuid).await;
+    assert_eq!(after["min_duration"], 60);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threshold_of_three_alerts_on_the_third_failure_in_a_row_only() {
+    let http = HttpReceiver::start().await;
+    let t = serve_with_hook(&http).await;
+    let uuid = create(&t, json!({"name": "flaky", "fail_threshold": 3})).await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 1).await, None, "new -> up sends nothing");
+    ping(&t, &uuid, "/fail").await;
+    ping(&t, &uuid, "/1").await;
+    assert_eq!(
+        t.get_check(&uuid).await["status"],
+        "up",
+        "two failures held"
+    );
+    // A success starts the count again.
+    ping(&t, &uuid, "").await;
+    ping(&t, &uuid, "/fail").await;
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(alert(&http, 1).await, None);
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/flaky"));
+    assert_eq!(t.get_check(&uuid).await["status"], "down");
+    ping(&t, &uuid, "/fail").await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/up/flaky"));
+    assert_eq!(alert(&http, 1).await, None, "one alert each way");
+    // Every failure is in the ping log as the failure it was.
+    let (_, pings) = t
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/pings/"), None)
+        .await;
+    let fails = pings["pings"]
+        .as_array()
+        .expect("pings")
+        .iter()
+        .filter(|p| p["type"] == "fail")
+        .count();
+    assert_eq!(fails, 6);
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_past_max_duration_goes_down_at_its_bound_and_one_within_it_does_not() {
+    let http = HttpReceiver::start().await;
+    let t = serve_with_hook(&http).await;
+    let uuid = create(
+        &t,
+        json!({"name": "backup", "timeout": 3600, "grace": 3600, "max_duration": 2}),
+    )
+    .await;
+    ping(&t, &uuid, "").await;
+    // Finished within the bound: nothing.
+    ping(&t, &uuid, "/start").await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await, None);
+    // Started and never finished: down two seconds later, not an hour (the grace).
+    let started = std::time::Instant::now();
+    ping(&t, &uuid, "/start").await;
+    assert_eq!(alert(&http, 5).await.as_deref(), Some("/down/backup"));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2),
+        "not before the bound: {took:?}"
+    );
+    assert_eq!(t.get_check(&uuid).await["status"], "down");
+    let (_, flips) = t
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"), None)
+        .await;
+    let flips = flips.as_array().expect("flips");
+    assert_eq!(
+        flips.iter().filter(|f| f["up"] == 0).count(),
+        1,
+        "{flips:?}"
+    );
+    // The late finish brings it back.
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/up/backup"));
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_shorter_than_min_duration_alerts_as_a_failure() {
+    let http = HttpReceiver::start().await;
+    let t = serve_with_hook(&http).await;
+    let uuid = create(&t, json!({"name": "dump", "min_duration": 60})).await;
+    ping(&t, &uuid, "/start").await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/dump"));
+    let (_, pings) = t
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/pings/"), None)
+        .await;
+    assert_eq!(pings["pings"][0]["type"], "fail", "{pings}");
+    // A success that ends no measured run is a success.
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/up/dump"));
+    t.shutdown().await;
+}
+
+/// `overdue serve` as a process with the hook added through the CLI; its read-write key.
+fn serve_process(
+    data: &std::path::Path,
+    http: &HttpReceiver,
+    first: bool,
+) -> (Serve, Option<String>) {
+    let serve = Serve::start(data);
+    let key = first.then(|| serve.first_start_key("read-write API key:"));
+    if first {
+        process::overdue_in(
+            data,
+            &[
+                "channel",
+                "add",
+                "default",
+                "--kind",
+                "webhook",
+                "--name",
+                "hook",
+                "--url-down",
+                &format!("{}/down/$NAME", http.base),
+                "--url-up",
+                &format!("{}/up/$NAME", http.base),
+            ],
+        )
+        .ok();
+    }
+    (serve, key)
+}
+
+/// A run that started before a `kill -9` and whose bound passes while the service is dead
+/// alerts once at the next start, and never again after another restart; a run whose bound
+/// is still ahead at the restart alerts at its bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_duration_survives_kill_9_and_restarts_without_a_missed_or_repeated_alert() {
+    let http = HttpReceiver::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (serve, key) = serve_process(&data, &http, true);
+    let key = key.expect("first start key");
+    let made = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "expired", "channels": "*", "max_duration": 2})),
+    );
+    let expired = made["uuid"].as_str().expect("uuid").to_string();
+    let made = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "ahead", "channels": "*", "max_duration": 8})),
+    );
+    let ahead = made["uuid"].as_str().expect("uuid").to_string();
+    for uuid in [&expired, &ahead] {
+        serve.http_ok("GET", &format!("/ping/{uuid}/start"), None, None);
+    }
+    let started = std::time::Instant::now();
+    serve.sigkill();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let (serve, _) = serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/expired"));
+    assert_eq!(alert(&http, 2).await, None, "'ahead' still has time");
+    assert_eq!(alert(&http, 6).await.as_deref(), Some("/down/ahead"));
+    assert!(started.elapsed() >= Duration::from_secs(8), "at its bound");
+    let checks = serve.checks(&key);
+    assert!(checks.iter().all(|c| c["status"] == "down"), "{checks:?}");
+    // Give the outbox a moment to record both deliveries, then crash again: nothing repeats.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    serve.sigkill();
+    let (serve, _) = serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 3).await, None, "no alert twice");
+    drop(serve);
+}
