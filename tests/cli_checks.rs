@@ -280,3 +280,57 @@ fn statuses_are_coloured_on_a_terminal_only_and_never_with_no_color() {
         "{piped:?}"
     );
 }
+
+#[test]
+fn check_add_takes_the_alerting_rules_and_show_describes_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    let err = fails(
+        overdue_in(
+            data,
+            &["check", "add", "--name", "x", "--fail-threshold", "0"],
+        ),
+        1,
+    );
+    assert_eq!(
+        err,
+        "overdue: json validation error: fail_threshold is too small\n"
+    );
+    let created = json_of(
+        data,
+        &[
+            "check",
+            "add",
+            "--name",
+            "backup",
+            "--fail-threshold",
+            "2",
+            "--max-duration",
+            "3h",
+            "--min-duration",
+            "1m",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        (
+            &created["fail_threshold"],
+            &created["max_duration"],
+            &created["min_duration"]
+        ),
+        (&json!(2), &json!(10_800), &json!(60))
+    );
+    let checks = serve.checks(&rw);
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0]["max_duration"], 10_800);
+    let shown = ok(data, &["check", "show", "backup"]);
+    let rules = shown
+        .lines()
+        .find(|l| l.starts_with("alert rules:"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(rules.contains("down after 2 failures in a row"), "{rules}");
+    assert!(rules.contains("a run may take 3h"), "{rules}");
+    assert!(rules.contains("a run under 1m is a failure"), "{rules}");
+}

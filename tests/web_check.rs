@@ -398,6 +398,9 @@ async fn the_edit_form_saves_every_field_and_shows_the_apis_message() {
                 ("filter_default_fail", "0"),
                 ("manual_resume", "0"),
                 ("manual_resume", "1"),
+                ("fail_threshold", "3"),
+                ("max_duration", "7200"),
+                ("min_duration", "60"),
                 ("channels_listed", "1"),
                 ("channel", &channel),
             ],
@@ -421,6 +424,23 @@ async fn the_edit_form_saves_every_field_and_shows_the_apis_message() {
     assert_eq!(c["filter_subject"], false);
     assert_eq!(c["manual_resume"], true);
     assert_eq!(c["channels"], channel.as_str());
+    assert_eq!(
+        (&c["fail_threshold"], &c["max_duration"], &c["min_duration"]),
+        (&json!(3), &json!(7200), &json!(60))
+    );
+    let (_, page) = web.get(&format!("/checks/{uuid}/")).await;
+    assert!(page.contains(r#"name="max_duration" value="7200""#));
+    // The rules' own check, in the API's words.
+    let r = web
+        .post(&edit, &[("max_duration", "30"), ("min_duration", "60")])
+        .await;
+    assert_eq!(r.status(), 400);
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("min_duration must be less than max_duration"),
+        "{page}"
+    );
+    assert_eq!(s.get_check(&uuid).await["max_duration"], 7200);
     // Back to simple, and no integrations.
     let r = web
         .post(

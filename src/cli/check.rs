@@ -82,6 +82,17 @@ pub struct CheckAddArgs {
     /// A ping matching no keyword is a failure (else it is ignored).
     #[arg(long)]
     pub filter_default_fail: bool,
+    /// Failures in a row before the check goes down (a success starts the count again)
+    /// [default: 1].
+    #[arg(long, value_name = "N")]
+    pub fail_threshold: Option<String>,
+    /// Longest a run may take after its start ping before the check goes down, instead of
+    /// --grace: seconds or a duration such as 3h [default: off].
+    #[arg(long, value_name = "DURATION")]
+    pub max_duration: Option<String>,
+    /// Shortest a run may take; a run that ends sooner counts as a failure [default: off].
+    #[arg(long, value_name = "DURATION")]
+    pub min_duration: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -168,7 +179,15 @@ pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
             body.insert(field.into(), json!(v));
         }
     }
-    for (field, value) in [("timeout", &a.timeout), ("grace", &a.grace)] {
+    if let Some(n) = &a.fail_threshold {
+        body.insert("fail_threshold".into(), period(n));
+    }
+    for (field, value) in [
+        ("timeout", &a.timeout),
+        ("grace", &a.grace),
+        ("max_duration", &a.max_duration),
+        ("min_duration", &a.min_duration),
+    ] {
         if let Some(v) = value {
             body.insert(field.into(), period(v));
         }
@@ -248,6 +267,27 @@ fn friendly(secs: i64) -> String {
 }
 
 /// The `check show` text.
+/// The alerting rules a check sets, in words.
+fn rules_text(c: &Check) -> String {
+    let mut rules = Vec::new();
+    if c.fail_threshold > 1 {
+        rules.push(format!(
+            "down after {} failures in a row ({} so far)",
+            c.fail_threshold, c.fails_in_row
+        ));
+    }
+    if c.max_duration > 0 {
+        rules.push(format!("a run may take {}", friendly(c.max_duration)));
+    }
+    if c.min_duration > 0 {
+        rules.push(format!(
+            "a run under {} is a failure",
+            friendly(c.min_duration)
+        ));
+    }
+    rules.join("; ")
+}
+
 pub(crate) fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: &str| {
@@ -299,6 +339,9 @@ pub(crate) fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> Str
             .join(", ")
     };
     line("channels", &channels);
+    if !c.has_default_rules() {
+        line("alert rules", &rules_text(c));
+    }
     line("manual resume", if c.manual_resume { "yes" } else { "no" });
     line(
         "methods",
@@ -492,6 +535,35 @@ mod tests {
         assert_eq!(
             Value::Object(spec_body(&a)),
             json!({"name": "db", "channels": "", "grace": 300, "manual_resume": true})
+        );
+    }
+
+    #[test]
+    fn rule_flags_take_durations_and_reach_the_body() {
+        let a = CheckAddArgs {
+            fail_threshold: Some("3".into()),
+            max_duration: Some("2h".into()),
+            min_duration: Some("90s".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            Value::Object(spec_body(&a)),
+            json!({"fail_threshold": 3, "max_duration": 7200, "min_duration": 90})
+        );
+        let spec = parse_spec(&spec_body(&a)).expect("valid");
+        assert_eq!(spec.max_duration, Some(7200));
+        let mut c = check(crate::model::StoredStatus::Up);
+        c.fail_threshold = 3;
+        c.max_duration = 7200;
+        c.min_duration = 90;
+        assert_eq!(
+            rules_text(&c),
+            format!(
+                "down after 3 failures in a row (0 so far); a run may take {}; a run under {} \
+                 is a failure",
+                friendly(7200),
+                friendly(90)
+            )
         );
     }
 

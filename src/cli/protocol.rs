@@ -28,7 +28,7 @@ use crate::cli::session::{ExportPiece, ImportMsg};
 use crate::transfer::healthchecks::ForeignCheck;
 
 /// The protocol this build speaks (see the module documentation for when it changes).
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The protocol of releases that sent no version.
 pub(crate) const UNVERSIONED: u32 = 1;
@@ -205,6 +205,9 @@ pub(crate) struct CheckSpec {
     pub filter_body: bool,
     pub filter_http_body: bool,
     pub filter_default_fail: bool,
+    pub fail_threshold: Option<String>,
+    pub max_duration: Option<String>,
+    pub min_duration: Option<String>,
     pub json: bool,
 }
 
@@ -658,6 +661,9 @@ impl From<CheckAddArgs> for CheckSpec {
             filter_body: a.filter_body,
             filter_http_body: a.filter_http_body,
             filter_default_fail: a.filter_default_fail,
+            fail_threshold: a.fail_threshold,
+            max_duration: a.max_duration,
+            min_duration: a.min_duration,
             json: a.json,
         }
     }
@@ -685,6 +691,9 @@ impl From<CheckSpec> for CheckAddArgs {
             filter_body: s.filter_body,
             filter_http_body: s.filter_http_body,
             filter_default_fail: s.filter_default_fail,
+            fail_threshold: s.fail_threshold,
+            max_duration: s.max_duration,
+            min_duration: s.min_duration,
             json: s.json,
         }
     }

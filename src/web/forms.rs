@@ -37,7 +37,13 @@ impl Form {
 }
 
 /// Fields of the check form that the API takes as numbers.
-const NUMBERS: &[&str] = &["timeout", "grace"];
+const NUMBERS: &[&str] = &[
+    "timeout",
+    "grace",
+    "fail_threshold",
+    "max_duration",
+    "min_duration",
+];
 /// Fields of the check form that the API takes as booleans (checkboxes: present = true; the
 /// form sends a hidden `<name>=0` before each box, so an unticked box means false).
 const BOOLEANS: &[&str] = &[

@@ -55,6 +55,9 @@ pub(crate) struct EditForm {
     pub filter_http_body: bool,
     pub filter_default_fail: bool,
     pub manual_resume: bool,
+    pub fail_threshold: String,
+    pub max_duration: String,
+    pub min_duration: String,
     pub channels: Vec<ChannelBox>,
 }
 
@@ -92,6 +95,9 @@ impl EditForm {
             filter_http_body: check.filter_http_body,
             filter_default_fail: check.filter_default_fail,
             manual_resume: check.manual_resume,
+            fail_threshold: check.fail_threshold.to_string(),
+            max_duration: check.max_duration.to_string(),
+            min_duration: check.min_duration.to_string(),
             channels: boxes(channels, |u| check.channels.contains(u)),
         }
     }
@@ -124,6 +130,9 @@ impl EditForm {
             filter_http_body: on("filter_http_body"),
             filter_default_fail: on("filter_default_fail"),
             manual_resume: on("manual_resume"),
+            fail_threshold: text("fail_threshold"),
+            max_duration: text("max_duration"),
+            min_duration: text("min_duration"),
             channels: boxes(channels, |u| picked.contains(&u.to_string().as_str())),
         }
     }
