@@ -310,3 +310,152 @@ async fn max_duration_survives_kill_9_and_restarts_without_a_missed_or_repeated_
     assert_eq!(alert(&http, 3).await, None, "no alert twice");
     drop(serve);
 }
+
+async fn snooze(t: &TestServer, uuid: &str, body: Value) -> (u16, Value) {
+    t.call(
+        Method::POST,
+        &format!("/api/v3/checks/{uuid}/snooze"),
+        Some(&body),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snoozed_check_records_everything_and_alerts_once_when_the_snooze_ends_still_down() {
+    let http = HttpReceiver::start().await;
+    let t = serve_with_hook(&http).await;
+    let uuid = create(&t, json!({"name": "db"})).await;
+    ping(&t, &uuid, "").await;
+    let (code, doc) = snooze(&t, &uuid, json!({"seconds": 3})).await;
+    assert_eq!(code, 200, "{doc}");
+    let until: jiff::Timestamp = doc["snoozed_until"]
+        .as_str()
+        .expect("snoozed_until")
+        .parse()
+        .expect("a timestamp");
+    let ends = std::time::Instant::now() + Duration::from_secs(3);
+    assert!(until > jiff::Timestamp::now());
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(t.get_check(&uuid).await["status"], "down", "status is kept");
+    let (_, flips) = t
+        .call(Method::GET, &format!("/api/v3/checks/{uuid}/flips/"), None)
+        .await;
+    assert!(
+        flips
+            .as_array()
+            .expect("flips")
+            .iter()
+            .any(|f| f["up"] == 0),
+        "and the flip: {flips}"
+    );
+    assert_eq!(alert(&http, 1).await, None, "held while snoozed");
+    assert_eq!(alert(&http, 5).await.as_deref(), Some("/down/db"));
+    assert!(std::time::Instant::now() >= ends, "not before the end");
+    assert_eq!(alert(&http, 2).await, None, "once");
+    assert_eq!(t.get_check(&uuid).await["snoozed_until"], Value::Null);
+    // Down when snoozed, then up: the end tells the recovery.
+    snooze(&t, &uuid, json!({"seconds": 2})).await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 1).await, None, "held");
+    assert_eq!(alert(&http, 4).await.as_deref(), Some("/up/db"));
+    // Down and back up within a snooze: nothing to say at its end.
+    snooze(&t, &uuid, json!({"seconds": 2})).await;
+    ping(&t, &uuid, "/fail").await;
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 4).await, None, "told up, is up");
+    let (code, _) = snooze(&t, &uuid, json!({"until": "2999-01-01T00:00:00Z"})).await;
+    assert_eq!(code, 400, "a year at most");
+    assert_eq!(t.get_check(&uuid).await["snoozed_until"], Value::Null);
+    // Ending a snooze early sends what it held at once.
+    snooze(&t, &uuid, json!({"seconds": 600})).await;
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(alert(&http, 1).await, None);
+    let (code, doc) = snooze(&t, &uuid, json!({"seconds": 0})).await;
+    assert_eq!((code, &doc["snoozed_until"]), (200, &Value::Null));
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/db"));
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn snooze_requests_are_validated_and_need_a_read_write_key() {
+    let s = TestServer::start().await;
+    let uuid = s.create(json!({"name": "x"})).await["uuid"]
+        .as_str()
+        .expect("uuid")
+        .to_string();
+    for (body, message) in [
+        (json!({}), "seconds or until is required"),
+        (json!({"seconds": -1}), "seconds is too small"),
+        (json!({"seconds": "1h"}), "seconds is not a number"),
+        (
+            json!({"until": "soon"}),
+            "until is not a timestamp (2026-01-02T03:04:05Z)",
+        ),
+        (
+            json!({"seconds": 1, "until": "2030-01-01T00:00:00Z"}),
+            "give seconds or until, not both",
+        ),
+    ] {
+        let (code, doc) = snooze(&s, &uuid, body.clone()).await;
+        assert_eq!(code, 400, "{body}");
+        assert_eq!(doc["error"], format!("json validation error: {message}"));
+    }
+    let r = s
+        .ro(Method::POST, &format!("/api/v3/checks/{uuid}/snooze"))
+        .json(&json!({"seconds": 60}))
+        .send()
+        .await
+        .expect("snooze");
+    assert_eq!(r.status(), 401, "a read-only key snoozes nothing");
+    let r = s
+        .rw(Method::GET, &format!("/api/v3/checks/{uuid}/snooze"))
+        .send()
+        .await
+        .expect("snooze");
+    assert_eq!(r.status(), 405);
+    let (code, _) = snooze(
+        &s,
+        &uuid::Uuid::new_v4().to_string(),
+        json!({"seconds": 60}),
+    )
+    .await;
+    assert_eq!(code, 404);
+    assert_eq!(s.get_check(&uuid).await["snoozed_until"], Value::Null);
+    s.stop().await;
+}
+
+/// A snooze whose end passes while the service is dead (`kill -9`) releases its held alert
+/// once at the next start, never again after another restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snooze_that_ends_while_the_service_is_dead_alerts_once_at_start() {
+    let http = HttpReceiver::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (serve, key) = serve_process(&data, &http, true);
+    let key = key.expect("first start key");
+    let made = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "nas", "channels": "*"})),
+    );
+    let uuid = made["uuid"].as_str().expect("uuid").to_string();
+    serve.http_ok("GET", &format!("/ping/{uuid}"), None, None);
+    serve.http_ok(
+        "POST",
+        &format!("/api/v3/checks/{uuid}/snooze"),
+        Some(&key),
+        Some(&json!({"seconds": 2})),
+    );
+    serve.http_ok("GET", &format!("/ping/{uuid}/fail"), None, None);
+    assert_eq!(alert(&http, 1).await, None, "held");
+    serve.sigkill();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (serve, _) = serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/nas"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    serve.sigkill();
+    let (serve, _) = serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 3).await, None, "no alert twice");
+    drop(serve);
+}

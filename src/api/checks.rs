@@ -1,4 +1,4 @@
-//! Check endpoints: list, get, create (upsert), update, delete, pause and resume.
+//! Check endpoints: list, get, create (upsert), update, delete, pause, resume and snooze.
 //! Order of checks inside write endpoints (reference §1.5): body parse, authentication,
 //! existence, ownership, validation, action.
 
@@ -186,5 +186,22 @@ pub(crate) async fn pause_or_resume(
     } else {
         app.service.pause_check(grant.project, uuid).await?
     };
+    Ok(check_response(app, StatusCode::OK, &check, version, false))
+}
+
+/// POST checks/<uuid>/snooze with `{"seconds": N}` or `{"until": "<timestamp>"}`
+/// (docs/api-extensions.md); `{"seconds": 0}` ends the snooze.
+pub(crate) async fn snooze(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+    uuid: Uuid,
+) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    with_check(app, &grant, &CheckRef::Uuid(uuid), |_| ())?;
+    let now = app.service.now();
+    let until = crate::model::snooze::parse_body(&body, now).map_err(ServiceError::from)?;
+    let check = app.service.snooze_check(grant.project, uuid, until).await?;
     Ok(check_response(app, StatusCode::OK, &check, version, false))
 }

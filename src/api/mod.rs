@@ -287,6 +287,7 @@ pub(crate) async fn handle(
         Route::Check(router::CheckRef::UniqueKey(_)) => Err(ApiError::MethodNotAllowed),
         Route::Pause(u) => checks::pause_or_resume(&app, &req, version, u, false).await,
         Route::Resume(u) => checks::pause_or_resume(&app, &req, version, u, true).await,
+        Route::Snooze(u) => checks::snooze(&app, &req, version, u).await,
         Route::Pings(u) => history::pings(&app, &req, version, u).await,
         Route::PingBody(u, n) => history::ping_body(&app, &req, u, n).await,
         Route::Flips(r) => history::flips(&app, &req, r).await,

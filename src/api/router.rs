@@ -20,6 +20,8 @@ pub(crate) enum Route {
     Check(CheckRef),
     Pause(Uuid),
     Resume(Uuid),
+    /// Ours (docs/api-extensions.md): snooze a check's alerts.
+    Snooze(Uuid),
     Pings(Uuid),
     PingBody(Uuid, u64),
     Flips(CheckRef),
@@ -34,7 +36,7 @@ impl Route {
         match self {
             Route::Checks => "GET, POST, OPTIONS",
             Route::Check(CheckRef::Uuid(_)) => "GET, POST, DELETE, OPTIONS",
-            Route::Pause(_) | Route::Resume(_) => "POST, OPTIONS",
+            Route::Pause(_) | Route::Resume(_) | Route::Snooze(_) => "POST, OPTIONS",
             Route::Status => "GET, HEAD, POST, OPTIONS",
             _ => "GET, OPTIONS",
         }
@@ -105,6 +107,7 @@ pub(crate) fn parse(path: &str) -> Option<(ApiVersion, Route)> {
             match *action {
                 "pause" => Route::Pause(uuid),
                 "resume" => Route::Resume(uuid),
+                "snooze" => Route::Snooze(uuid),
                 "pings" => Route::Pings(uuid),
                 _ => return None,
             }

@@ -119,6 +119,20 @@ pub struct Check {
     pub max_duration: i64,
     /// Seconds a run must at least take; a shorter one counts as a failure (0: off).
     pub min_duration: i64,
+    /// Until when the check's alerts are held (status and flips are still recorded).
+    pub snoozed_until: Option<Timestamp>,
+    /// The alert a snooze is holding back, to send when the snooze ends (`model::snooze`).
+    pub(crate) held: Option<HeldAlert>,
+}
+
+/// What a snooze held back: receivers were last told `told`; the check has since become
+/// `new` at `at` for `reason`. Sent once at the snooze's end if the two differ in being down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldAlert {
+    pub told: StoredStatus,
+    pub new: StoredStatus,
+    pub at: Timestamp,
+    pub reason: String,
 }
 
 impl Check {
@@ -163,6 +177,8 @@ impl Check {
             fails_in_row: 0,
             max_duration: 0,
             min_duration: 0,
+            snoozed_until: None,
+            held: None,
         }
     }
 
@@ -173,6 +189,23 @@ impl Check {
             && self.fails_in_row == 0
             && self.max_duration == 0
             && self.min_duration == 0
+            && self.snoozed_until.is_none()
+            && self.held.is_none()
+    }
+
+    /// Whether alerts are held at `now`.
+    pub(crate) fn is_snoozed(&self, now: Timestamp) -> bool {
+        self.snoozed_until.is_some_and(|until| now < until)
+    }
+
+    /// The next moment the deadline engine must look at the check: when it goes down, or when
+    /// a snooze that holds an alert ends. `None` when nothing is due.
+    pub(crate) fn next_attention(&self) -> Option<Timestamp> {
+        let release = self.held.as_ref().and(self.snoozed_until);
+        match (self.alert_after(), release) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// When a started run goes down: `max_duration` after its start when set, else `grace`.

@@ -108,6 +108,8 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
     m.insert("fail_threshold".into(), json!(check.fail_threshold));
     m.insert("max_duration".into(), json!(check.max_duration));
     m.insert("min_duration".into(), json!(check.min_duration));
+    let snoozed = check.snoozed_until.filter(|_| check.is_snoozed(now));
+    m.insert("snoozed_until".into(), json!(snoozed.map(iso_seconds)));
     Value::Object(m)
 }
 
@@ -229,7 +231,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 32);
+        assert_eq!(keys.len(), 33);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
         assert_eq!(
@@ -246,7 +248,12 @@ mod tests {
         assert_eq!(keys[28], "timeout");
         assert_eq!(
             &keys[29..],
-            ["fail_threshold", "max_duration", "min_duration"]
+            [
+                "fail_threshold",
+                "max_duration",
+                "min_duration",
+                "snoozed_until"
+            ]
         );
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);
         let text = ro.to_string();

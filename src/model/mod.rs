@@ -16,6 +16,7 @@ pub(crate) mod session;
 pub mod signal;
 pub(crate) mod site_root;
 pub(crate) mod slug;
+pub(crate) mod snooze;
 pub mod spec;
 pub(crate) mod time;
 pub(crate) mod url;

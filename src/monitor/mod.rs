@@ -42,7 +42,7 @@ pub(crate) fn engine(service: Arc<Service>) -> impl std::future::Future<Output =
     }
     let entries: Vec<(Uuid, i64)> = service.read(|s| {
         s.all_checks()
-            .filter_map(|c| c.alert_after().map(|at| (c.uuid, to_micros(at))))
+            .filter_map(|c| c.next_attention().map(|at| (c.uuid, to_micros(at))))
             .collect()
     });
     let deadlines = Deadlines::from_entries(&entries);

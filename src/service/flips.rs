@@ -6,9 +6,11 @@
 
 use uuid::Uuid;
 
+use crate::model::check::HeldAlert;
 use crate::model::outbox::REPEAT_REASON;
 use crate::model::ping::time_out;
-use crate::model::{Flip, OutboxEntry, StoredStatus};
+use crate::model::snooze;
+use crate::model::{Check, Flip, OutboxEntry, StoredStatus};
 use crate::service::{Service, ServiceError, WriteCtx};
 
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
@@ -32,6 +34,28 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
     if !flip.notifies() {
         return Ok(());
     }
+    let now = ctx.now;
+    if let Some(check) = ctx
+        .state
+        .check_mut(&flip.check)
+        .filter(|c| snooze::holds(c, flip, now))
+    {
+        snooze::hold(check, flip);
+        ctx.txn.put_check(check, Some(&check.slug))?;
+        tracing::info!(check = %flip.check, name = %name, "check is snoozed: its alert is held");
+        return Ok(());
+    }
+    queue_alert(ctx, flip, &name, channels)
+}
+
+/// Queues the alert of `flip` (or of a snooze's held alert, which has the same shape) to
+/// each of `channels`, with repeat rows for channels that repeat.
+fn queue_alert(
+    ctx: &mut WriteCtx<'_>,
+    flip: &Flip,
+    name: &str,
+    channels: Vec<Uuid>,
+) -> Result<(), ServiceError> {
     if flip.new_status == StoredStatus::Down && channels.is_empty() {
         // The one place a silent failure can still be seen: nobody gets an alert.
         tracing::warn!(
@@ -83,14 +107,22 @@ pub(crate) fn queue_repeats(
             _ => continue,
         }
         let every = ctx.state.channel(&channel).and_then(|c| c.repeat);
-        let still_down = ctx
-            .state
-            .check(&check)
-            .is_some_and(|c| c.status == StoredStatus::Down && c.channels.contains(&channel));
+        let (still_down, snoozed) = ctx.state.check(&check).map_or((false, false), |c| {
+            (
+                c.status == StoredStatus::Down && c.channels.contains(&channel),
+                c.is_snoozed(ctx.now),
+            )
+        });
         let Some(every) = every.filter(|_| still_down) else {
             ctx.txn.delete_repeat(check, channel)?;
             continue;
         };
+        let next = ctx.now.checked_add(every).unwrap_or(ctx.now);
+        if snoozed {
+            // Held like every alert of a snoozed check; the schedule goes on.
+            ctx.txn.put_repeat(check, channel, next.as_microsecond())?;
+            continue;
+        }
         let entry = OutboxEntry {
             seq: ctx.state.next_outbox_seq(),
             channel,
@@ -102,7 +134,6 @@ pub(crate) fn queue_repeats(
             queued: ctx.now,
         };
         ctx.txn.put_outbox(&entry)?;
-        let next = ctx.now.checked_add(every).unwrap_or(ctx.now);
         ctx.txn.put_repeat(check, channel, next.as_microsecond())?;
         ctx.alerts_queued();
     }
@@ -121,17 +152,78 @@ impl Service {
                 let Some(check) = ctx.state.check_mut(uuid) else {
                     continue;
                 };
-                let Some(flip) = time_out(check, now) else {
-                    continue;
-                };
-                ctx.txn.put_check(check, Some(&check.slug))?;
-                record_flip(ctx, &flip)?;
+                if let Some(flip) = time_out(check, now) {
+                    ctx.txn.put_check(check, Some(&check.slug))?;
+                    record_flip(ctx, &flip)?;
+                }
+                release_held(ctx, uuid)?;
             }
             Ok(())
         })
         .await
     }
 
+    /// Snoozes a check of `project` until `until`, or ends its snooze (`None` or a past
+    /// moment), which sends the alert it held if the check's state differs from what its
+    /// receivers were last told.
+    pub async fn snooze_check(
+        &self,
+        project: Uuid,
+        uuid: Uuid,
+        until: Option<jiff::Timestamp>,
+    ) -> Result<Check, ServiceError> {
+        self.write(move |ctx| {
+            let now = ctx.now;
+            let check = ctx
+                .state
+                .check_mut(&uuid)
+                .filter(|c| c.project == project)
+                .ok_or(ServiceError::NotFound)?;
+            let released = snooze::snooze(check, until, now);
+            ctx.txn.put_check(check, Some(&check.slug))?;
+            let check = check.clone();
+            if let Some(held) = released {
+                send_held(ctx, &check, held)?;
+            }
+            ctx.touch(uuid);
+            Ok(check)
+        })
+        .await
+    }
+}
+
+/// Sends what the snooze of `uuid` held, if it has ended (called when its deadline passes).
+fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError> {
+    let now = ctx.now;
+    let Some(check) = ctx.state.check_mut(uuid) else {
+        return Ok(());
+    };
+    if check.held.is_none() || check.is_snoozed(now) {
+        return Ok(());
+    }
+    let released = snooze::release(check, now);
+    ctx.txn.put_check(check, Some(&check.slug))?;
+    let check = check.clone();
+    match released {
+        Some(held) => send_held(ctx, &check, held),
+        None => Ok(()),
+    }
+}
+
+/// Queues a released alert as its flip's alert would have been.
+fn send_held(ctx: &mut WriteCtx<'_>, check: &Check, held: HeldAlert) -> Result<(), ServiceError> {
+    let flip = Flip {
+        check: check.uuid,
+        created: held.at,
+        old_status: held.told,
+        new_status: held.new,
+        reason: held.reason,
+    };
+    tracing::info!(check = %check.uuid, name = %check.name, "snooze ended: its held alert is sent");
+    queue_alert(ctx, &flip, &check.name, check.channels.clone())
+}
+
+impl Service {
     /// Deletes the flips of `checks` created before `before` (µs), in one transaction.
     pub(crate) async fn prune_flips(
         &self,

@@ -246,13 +246,25 @@ impl From<&Check> for CheckRecord {
 /// [`RECORD_V1`], so a data file whose checks use no rule stays readable by older releases.
 pub(crate) const CHECK_RECORD_V2: u8 = 2;
 
-/// The alerting rules of a check (issue 17) and the state they keep.
+/// The alerting rules of a check (issue 17) and the state they keep (failures counted, a
+/// snooze and the alert it holds).
 #[derive(Encode, Decode)]
 pub(crate) struct CheckRulesRecord {
     pub(crate) fail_threshold: u32,
     pub(crate) fails_in_row: u32,
     pub(crate) max_duration: i64,
     pub(crate) min_duration: i64,
+    pub(crate) snoozed_until_us: Option<i64>,
+    pub(crate) held: Option<HeldRecord>,
+}
+
+/// A [`HeldAlert`](crate::model::check::HeldAlert): statuses as in [`CheckRecord`].
+#[derive(Encode, Decode)]
+pub(crate) struct HeldRecord {
+    pub(crate) told: u8,
+    pub(crate) new: u8,
+    pub(crate) at_us: i64,
+    pub(crate) reason: String,
 }
 
 /// A check's record: [`RECORD_V1`] and its [`CheckRecord`] when its rules are the defaults,
@@ -267,6 +279,13 @@ pub(crate) fn encode_check(check: &Check) -> Result<Vec<u8>, StoreError> {
         fails_in_row: check.fails_in_row,
         max_duration: check.max_duration,
         min_duration: check.min_duration,
+        snoozed_until_us: check.snoozed_until.map(to_micros),
+        held: check.held.as_ref().map(|h| HeldRecord {
+            told: status_code(h.told),
+            new: status_code(h.new),
+            at_us: to_micros(h.at),
+            reason: h.reason.clone(),
+        }),
     };
     let mut out = vec![CHECK_RECORD_V2];
     let fail = |e: bincode::error::EncodeError| {
@@ -299,6 +318,16 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
     check.fails_in_row = rules.fails_in_row;
     check.max_duration = rules.max_duration;
     check.min_duration = rules.min_duration;
+    check.snoozed_until = rules.snoozed_until_us.map(from_micros);
+    check.held = match rules.held {
+        None => None,
+        Some(h) => Some(crate::model::check::HeldAlert {
+            told: status_from(h.told)?,
+            new: status_from(h.new)?,
+            at: from_micros(h.at_us),
+            reason: h.reason,
+        }),
+    };
     Ok(check)
 }
 
@@ -355,6 +384,8 @@ impl CheckRecord {
             fails_in_row: 0,
             max_duration: 0,
             min_duration: 0,
+            snoozed_until: None,
+            held: None,
         })
     }
 }

@@ -889,6 +889,13 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
     ruled.fails_in_row = 2;
     ruled.max_duration = 7200;
     ruled.min_duration = 60;
+    ruled.snoozed_until = Some(at(5_000_000));
+    ruled.held = Some(crate::model::check::HeldAlert {
+        told: StoredStatus::Up,
+        new: StoredStatus::Down,
+        at: at(4_000_000),
+        reason: "timeout".into(),
+    });
     let v2 = records::encode_check(&ruled).expect("encode");
     assert_eq!(v2[0], records::CHECK_RECORD_V2);
     let back = records::decode_check(&v2).expect("decode");
@@ -902,6 +909,10 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         (3, 2, 7200, 60)
     );
     assert_eq!(back.slug, "ruled");
+    assert_eq!(
+        (back.snoozed_until, back.held.as_ref()),
+        (ruled.snoozed_until, ruled.held.as_ref())
+    );
     assert!(
         records::decode_check(&v1)
             .expect("decode")

@@ -415,7 +415,7 @@ fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {
     for uuid in touched {
         let down_at = state
             .check(&uuid)
-            .and_then(crate::model::Check::alert_after);
+            .and_then(crate::model::Check::next_attention);
         // A closed channel means the monitor stopped (shutdown); nothing to tell.
         let _ = sink.send((uuid, down_at));
     }
