@@ -334,3 +334,73 @@ fn check_add_takes_the_alerting_rules_and_show_describes_them() {
     assert!(rules.contains("a run may take 3h"), "{rules}");
     assert!(rules.contains("a run under 1m is a failure"), "{rules}");
 }
+
+#[test]
+fn check_snooze_names_one_check_a_tag_or_all_and_end_ends_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    for (name, tags) in [("db", "prod"), ("web", "prod"), ("scratch", "dev")] {
+        ok(
+            data,
+            &[
+                "check", "add", "--name", name, "--slug", name, "--tags", tags,
+            ],
+        );
+    }
+    let snoozed = |serve: &Serve| -> Vec<String> {
+        let mut names: Vec<String> = serve
+            .checks(&rw)
+            .iter()
+            .filter(|c| !c["snoozed_until"].is_null())
+            .map(|c| c["name"].as_str().expect("name").to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let out = ok(data, &["check", "snooze", "db", "--for", "2h"]);
+    assert!(out.starts_with("snoozed check db"), "{out}");
+    assert_eq!(snoozed(&serve), ["db"]);
+    let out = ok(data, &["check", "snooze", "--tag", "prod", "--for", "1d"]);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert_eq!(snoozed(&serve), ["db", "web"]);
+    // A year at most, in the API's words, and nothing changed.
+    let err = fails(
+        overdue_in(
+            data,
+            &[
+                "check",
+                "snooze",
+                "default",
+                "--all",
+                "--until",
+                "2099-01-01T00:00:00Z",
+            ],
+        ),
+        1,
+    );
+    assert!(err.contains("until is too far ahead"), "{err}");
+    assert_eq!(snoozed(&serve), ["db", "web"]);
+    let out = ok(data, &["check", "snooze", "--all", "--end"]);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.ends_with(") is not snoozed"))
+            .count(),
+        3,
+        "{out}"
+    );
+    assert!(snoozed(&serve).is_empty());
+    // Without saying for how long: clap's usage error; a check and --all: ours.
+    let run = overdue_in(data, &["check", "snooze", "db"]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("--for <DURATION>"), "{}", run.stderr);
+    let err = fails(
+        overdue_in(
+            data,
+            &["check", "snooze", "default", "db", "--all", "--end"],
+        ),
+        1,
+    );
+    assert!(err.contains("name only the project"), "{err}");
+}

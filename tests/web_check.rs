@@ -5,7 +5,7 @@
 
 use overdue::model::ChannelConfig;
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::{TestServer, WebSession, csrf_of};
 
@@ -502,5 +502,44 @@ async fn the_schedule_preview_lists_fire_times_or_the_apis_message() {
         .get(&format!("{preview}?schedule=%3Cscript%3E&tz=UTC"))
         .await;
     assert!(!html.contains("<script>"), "{html}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn snooze_from_the_check_page_and_end_it() {
+    let s = TestServer::start().await;
+    let uuid = s.create(json!({"name": "db"})).await["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let web = s.sign_in(&s.rw).await;
+    let page_path = format!("/checks/{uuid}/");
+    let (_, page) = web.get(&page_path).await;
+    assert!(page.contains("Snooze alerts</button>"));
+    let snooze = format!("/checks/{uuid}/snooze/");
+    let r = web.post(&snooze, &[("seconds", "14400")]).await;
+    assert_eq!(r.status(), 303);
+    let until: jiff::Timestamp = s.get_check(&uuid).await["snoozed_until"]
+        .as_str()
+        .expect("snoozed")
+        .parse()
+        .unwrap();
+    let ahead = until.duration_since(jiff::Timestamp::now()).as_secs();
+    assert!((14_300..=14_400).contains(&ahead), "{ahead}");
+    let (_, page) = web.get(&page_path).await;
+    assert!(page.contains("Alerts snoozed until"), "{page}");
+    assert!(page.contains("End snooze</button>"));
+    // A value the API refuses: its message, nothing changed.
+    let r = web.post(&snooze, &[("seconds", "-5")]).await;
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("seconds is too small"));
+    let r = web.post(&snooze, &[("seconds", "0")]).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(s.get_check(&uuid).await["snoozed_until"], Value::Null);
+    // A read-only session may not.
+    let ro = s.sign_in(&s.ro).await;
+    let r = ro.post(&snooze, &[("seconds", "3600")]).await;
+    assert_eq!(r.status(), 403);
+    assert_eq!(s.get_check(&uuid).await["snoozed_until"], Value::Null);
     s.stop().await;
 }

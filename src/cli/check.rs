@@ -134,6 +134,10 @@ pub enum CheckCmd {
         /// The check's UUID, slug or name.
         check: String,
     },
+    /// Snooze alerts: the check still records pings and status, but alerts wait until the
+    /// snooze ends, when one alert tells where it stands if that changed. Names one check,
+    /// or every check of the project with --tag or --all.
+    Snooze(SnoozeArgs),
     /// Remove a check with its pings and history.
     #[command(allow_missing_positional = true)]
     Rm {
@@ -142,6 +146,85 @@ pub enum CheckCmd {
         /// The check's UUID, slug or name.
         check: String,
     },
+}
+
+/// The flags of `check snooze`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["for_", "until", "end"])))]
+pub struct SnoozeArgs {
+    /// `[PROJECT] CHECK`: the check's UUID, slug or name; with --tag or --all only the project
+    /// (which may be left out when there is only one).
+    #[arg(value_name = "[PROJECT] CHECK", num_args = 0..=2)]
+    pub names: Vec<String>,
+    /// For how long: seconds or a duration such as 2h or 1d.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub for_: Option<String>,
+    /// Until when: a timestamp such as 2026-12-01T08:00:00Z.
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub until: Option<String>,
+    /// End the snooze now (a held alert is sent at once).
+    #[arg(long)]
+    pub end: bool,
+    /// Every check of the project with this tag.
+    #[arg(long, conflicts_with = "all")]
+    pub tag: Option<String>,
+    /// Every check of the project.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// The API body a `check snooze` asks for, validated by the API's own rules.
+fn snooze_body(a: &SnoozeArgs) -> Map<String, Value> {
+    let mut body = Map::new();
+    if a.end {
+        body.insert("seconds".into(), json!(0));
+    } else if let Some(d) = &a.for_ {
+        body.insert("seconds".into(), period(d));
+    } else if let Some(t) = &a.until {
+        body.insert("until".into(), json!(t));
+    }
+    body
+}
+
+/// Runs `check snooze`.
+async fn snooze(service: &Service, a: SnoozeArgs) -> Result<AdminOutput, ServiceError> {
+    let now = service.now();
+    let until = crate::model::snooze::parse_body(&snooze_body(&a), now)?;
+    let many = a.all || a.tag.is_some();
+    let checks: Vec<Check> = service.read(|s| {
+        if many {
+            if a.names.len() > 1 {
+                return Err(ServiceError::usage(
+                    "with --tag or --all, name only the project",
+                ));
+            }
+            let p = project_or_only(s, a.names.first().map(String::as_str))?;
+            Ok(s.checks_of(&p.uuid)
+                .filter(|c| a.tag.as_deref().is_none_or(|t| c.has_tag(t)))
+                .cloned()
+                .collect())
+        } else {
+            match a.names.as_slice() {
+                [check] => Ok(vec![check_named(s, None, check)?]),
+                [project, check] => Ok(vec![check_named(s, Some(project), check)?]),
+                _ => Err(ServiceError::usage(
+                    "name the check to snooze, or use --tag or --all",
+                )),
+            }
+        }
+    })?;
+    let mut out = String::new();
+    for c in &checks {
+        let c = service.snooze_check(c.project, c.uuid, until).await?;
+        let _ = match c.snoozed_until {
+            Some(t) => writeln!(out, "snoozed check {} until {}", label(&c), iso_seconds(t)),
+            None => writeln!(out, "check {} is not snoozed", label(&c)),
+        };
+    }
+    if checks.is_empty() {
+        out.push_str("no check matched: nothing snoozed\n");
+    }
+    Ok(AdminOutput::ok(out))
 }
 
 /// A `--timeout`/`--grace` value as the API body carries it: whole seconds, or a duration
@@ -491,6 +574,7 @@ pub(crate) async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutpu
                 label(&c)
             ))
         }
+        CheckCmd::Snooze(a) => snooze(service, a).await?,
         CheckCmd::Rm { project, check } => {
             let c = service.read(|s| check_named(s, project.as_deref(), &check))?;
             let c = service.delete_check(c.project, c.uuid).await?;

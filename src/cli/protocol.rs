@@ -122,6 +122,14 @@ pub(crate) enum Command {
         project: Option<String>,
         check: String,
     },
+    CheckSnooze {
+        names: Vec<String>,
+        for_: Option<String>,
+        until: Option<String>,
+        end: bool,
+        tag: Option<String>,
+        all: bool,
+    },
     /// Copy the data file to this absolute path.
     Backup {
         path: std::path::PathBuf,
@@ -476,6 +484,14 @@ impl From<AdminCommand> for Command {
                 CheckCmd::Pause { project, check } => Command::CheckPause { project, check },
                 CheckCmd::Resume { project, check } => Command::CheckResume { project, check },
                 CheckCmd::Rm { project, check } => Command::CheckRm { project, check },
+                CheckCmd::Snooze(a) => Command::CheckSnooze {
+                    names: a.names,
+                    for_: a.for_,
+                    until: a.until,
+                    end: a.end,
+                    tag: a.tag,
+                    all: a.all,
+                },
             },
             AdminCommand::Backup { path, force } => Command::Backup { path, force },
             AdminCommand::ExportParts { project } => Command::ExportParts { project },
@@ -558,6 +574,21 @@ impl Command {
             Command::CheckResume { project, check } => {
                 AdminCommand::Check(CheckCmd::Resume { project, check })
             }
+            Command::CheckSnooze {
+                names,
+                for_,
+                until,
+                end,
+                tag,
+                all,
+            } => AdminCommand::Check(CheckCmd::Snooze(crate::cli::check::SnoozeArgs {
+                names,
+                for_,
+                until,
+                end,
+                tag,
+                all,
+            })),
             Command::CheckRm { project, check } => {
                 AdminCommand::Check(CheckCmd::Rm { project, check })
             }

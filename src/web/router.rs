@@ -29,6 +29,7 @@ impl CheckId {
 pub(crate) enum CheckAction {
     Pause,
     Resume,
+    Snooze,
     Delete,
     Edit,
 }
@@ -123,6 +124,7 @@ pub(crate) fn parse(path: &str) -> Option<Page> {
             match rest {
                 ["pause"] => Page::CheckAction(c, CheckAction::Pause),
                 ["resume"] => Page::CheckAction(c, CheckAction::Resume),
+                ["snooze"] => Page::CheckAction(c, CheckAction::Snooze),
                 ["delete"] => Page::CheckAction(c, CheckAction::Delete),
                 ["edit"] => Page::CheckAction(c, CheckAction::Edit),
                 ["preview"] => Page::SchedulePreview(c),

@@ -1,6 +1,7 @@
 //! The page of one check: its status and since when, its ping URLs with ready-to-paste
 //! snippets, the next fire times, the ping log and the flips, and for read-write sessions
-//! pause, resume, delete and the edit form (in `edit`), which the API's own rules validate.
+//! pause, resume, snooze, delete and the edit form (in `edit`), which the API's own rules
+//! validate.
 //!
 //! Read-only sessions get the same page without anything that carries the check's UUID (ping
 //! URLs, snippets, forms): the page is built without them, not merely hidden.
@@ -87,6 +88,8 @@ struct CheckPage {
     paging: Paging,
     flips: Vec<FlipRow>,
     n_pings: u64,
+    /// Until when alerts are snoozed, while they are.
+    snoozed_until: Option<Stamp>,
     /// The edit form (read-write only) and its schedule preview.
     form: Option<EditForm>,
     preview_html: String,
@@ -290,6 +293,10 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
         paging,
         flips: flip_rows(&flips, now),
         n_pings: check.n_pings,
+        snoozed_until: check
+            .snoozed_until
+            .filter(|_| check.is_snoozed(now))
+            .map(|t| Stamp::new(t, now)),
         form,
         preview_html,
         zones: allowed_names(),
@@ -304,7 +311,7 @@ pub(crate) async fn page(ctx: &Ctx<'_>, id: CheckId) -> Result<Response, WebErro
     Ok(response::html(StatusCode::OK, html, ctx.gzip))
 }
 
-/// POST pause, resume or delete (delete only with its "yes, delete" box ticked).
+/// POST pause, resume, snooze or delete (delete only with its "yes, delete" box ticked).
 pub(crate) async fn action(
     ctx: &Ctx<'_>,
     uuid: Uuid,
@@ -333,6 +340,17 @@ pub(crate) async fn action(
             ));
         }
         CheckAction::Edit => return edit(ctx, uuid).await,
+        CheckAction::Snooze => {
+            let mut body = serde_json::Map::new();
+            let seconds = ctx.form.text("seconds");
+            let value = seconds
+                .parse::<i64>()
+                .map_or_else(|_| serde_json::json!(seconds), |n| serde_json::json!(n));
+            body.insert("seconds".into(), value);
+            let until = crate::model::snooze::parse_body(&body, service.now())
+                .map_err(|e| WebError::BadRequest(e.0))?;
+            service.snooze_check(project, uuid, until).await?;
+        }
     }
     Ok(response::see_other(&ctx.link(&format!("/checks/{uuid}/"))))
 }
