@@ -80,6 +80,11 @@ fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
             fails_in_row: 0,
             max_duration: 0,
             min_duration: 0,
+            snoozed_until: None,
+            quiet_schedule: String::new(),
+            quiet_tz: "UTC".into(),
+            quiet_duration: 0,
+            held: None,
         })?;
     }
     w.finish()?;

@@ -311,6 +311,12 @@ fn check_add_takes_the_alerting_rules_and_show_describes_them() {
             "3h",
             "--min-duration",
             "1m",
+            "--quiet-schedule",
+            "Sun 02:00",
+            "--quiet-tz",
+            "Europe/Riga",
+            "--quiet-duration",
+            "2h",
             "--json",
         ],
     );
@@ -333,6 +339,11 @@ fn check_add_takes_the_alerting_rules_and_show_describes_them() {
     assert!(rules.contains("down after 2 failures in a row"), "{rules}");
     assert!(rules.contains("a run may take 3h"), "{rules}");
     assert!(rules.contains("a run under 1m is a failure"), "{rules}");
+    assert!(
+        rules.contains("quiet for 2h from Sun 02:00 (Europe/Riga)"),
+        "{rules}"
+    );
+    assert_eq!(checks[0]["quiet_duration"], 7200);
 }
 
 #[test]

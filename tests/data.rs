@@ -351,7 +351,10 @@ fn bulk_dump(n: usize) -> String {
                 "last_start": null, "last_start_rid": null,
                 "last_duration_us": if up { json!(1_500_000) } else { Value::Null },
                 "fail_threshold": 1 + i % 3, "fails_in_row": 0,
-                "max_duration": (i % 2) * 600, "min_duration": 0,
+                "max_duration": (i % 2) * 600, "min_duration": 0, "snoozed_until": null,
+                "quiet_schedule": if i % 5 == 0 { "Sun 02:00" } else { "" },
+                "quiet_tz": "UTC", "quiet_duration": if i % 5 == 0 { 7200 } else { 0 },
+                "held": null,
             })
         })
         .collect();

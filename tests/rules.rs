@@ -459,3 +459,85 @@ async fn a_snooze_that_ends_while_the_service_is_dead_alerts_once_at_start() {
     assert_eq!(alert(&http, 3).await, None, "no alert twice");
     drop(serve);
 }
+
+/// A server on a clock that reads `at` now (and runs on from there), delivering alerts.
+async fn serve_at(
+    at: &str,
+    dir: Option<tempfile::TempDir>,
+    http: &HttpReceiver,
+    first: bool,
+) -> TestServer {
+    let base: jiff::Timestamp = at.parse().expect("timestamp");
+    let mut opts = crate::common::Options {
+        deliver: true,
+        dir,
+        clock: Some(overdue::service::Clock::tokio_at(base)),
+        ..Default::default()
+    };
+    opts.service.notify = crate::receivers::fast(NotifyConfig::default());
+    let t = TestServer::start_with(opts).await;
+    if first {
+        t.service
+            .add_channel("default", "hook", hook(&http.base))
+            .await
+            .expect("hook");
+    }
+    t
+}
+
+/// A window that opens every minute for 30 seconds ("* * * * *", 30): the service's clock
+/// is set a few seconds before a window's end, so the test waits seconds, not minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_window_holds_alerts_until_it_closes_also_across_a_restart() {
+    let http = HttpReceiver::start().await;
+    // The clock starts after this instant, so the window closes no sooner than 6 s after it.
+    let closes = std::time::Instant::now() + Duration::from_secs(6);
+    let t = serve_at("2026-06-01T12:00:24Z", None, &http, true).await;
+    let made = t
+        .create(
+            json!({"name": "q", "channels": "*", "quiet_schedule": "* * * * *",
+                       "quiet_duration": 30}),
+        )
+        .await;
+    assert_eq!(
+        (
+            &made["quiet_schedule"],
+            &made["quiet_tz"],
+            &made["quiet_duration"]
+        ),
+        (&json!("* * * * *"), &json!("UTC"), &json!(30))
+    );
+    let uuid = made["uuid"].as_str().expect("uuid").to_string();
+    ping(&t, &uuid, "").await;
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(t.get_check(&uuid).await["status"], "down");
+    assert_eq!(alert(&http, 2).await, None, "held in the window");
+    assert_eq!(alert(&http, 8).await.as_deref(), Some("/down/q"));
+    assert!(std::time::Instant::now() >= closes, "at the window's end");
+    // Outside the window alerts go at once.
+    ping(&t, &uuid, "").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/up/q"));
+    let dir = t.shutdown().await;
+
+    // Held in the next day's window, the service stopped over its end: once, at start.
+    let t = serve_at("2026-06-02T08:00:10Z", Some(dir), &http, false).await;
+    ping(&t, &uuid, "/fail").await;
+    assert_eq!(alert(&http, 1).await, None, "held");
+    let dir = t.shutdown().await;
+    let t = serve_at("2026-06-02T08:00:45Z", Some(dir), &http, false).await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/q"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let dir = t.shutdown().await;
+    let t = serve_at("2026-06-02T08:00:50Z", Some(dir), &http, false).await;
+    assert_eq!(alert(&http, 2).await, None, "never twice");
+    // Removing the window: `""`.
+    let (code, doc) = t
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{uuid}"),
+            Some(&json!({"quiet_schedule": ""})),
+        )
+        .await;
+    assert_eq!((code, &doc["quiet_duration"]), (200, &json!(0)));
+    t.shutdown().await;
+}

@@ -401,6 +401,9 @@ async fn the_edit_form_saves_every_field_and_shows_the_apis_message() {
                 ("fail_threshold", "3"),
                 ("max_duration", "7200"),
                 ("min_duration", "60"),
+                ("quiet_schedule", "Sun 02:00"),
+                ("quiet_tz", "Europe/Riga"),
+                ("quiet_duration", "7200"),
                 ("channels_listed", "1"),
                 ("channel", &channel),
             ],
@@ -428,8 +431,13 @@ async fn the_edit_form_saves_every_field_and_shows_the_apis_message() {
         (&c["fail_threshold"], &c["max_duration"], &c["min_duration"]),
         (&json!(3), &json!(7200), &json!(60))
     );
+    assert_eq!(
+        (&c["quiet_schedule"], &c["quiet_tz"], &c["quiet_duration"]),
+        (&json!("Sun 02:00"), &json!("Europe/Riga"), &json!(7200))
+    );
     let (_, page) = web.get(&format!("/checks/{uuid}/")).await;
     assert!(page.contains(r#"name="max_duration" value="7200""#));
+    assert!(page.contains(r#"name="quiet_schedule" value="Sun 02:00""#));
     // The rules' own check, in the API's words.
     let r = web
         .post(&edit, &[("max_duration", "30"), ("min_duration", "60")])

@@ -93,6 +93,16 @@ pub struct CheckAddArgs {
     /// Shortest a run may take; a run that ends sooner counts as a failure [default: off].
     #[arg(long, value_name = "DURATION")]
     pub min_duration: Option<String>,
+    /// A recurring quiet window, opening at each time of this cron or OnCalendar expression
+    /// (`Sun 02:00`): alerts wait until it closes.
+    #[arg(long, value_name = "EXPR")]
+    pub quiet_schedule: Option<String>,
+    /// Time zone of --quiet-schedule [default: UTC].
+    #[arg(long, value_name = "TZ")]
+    pub quiet_tz: Option<String>,
+    /// How long the quiet window stays open [default: 1h].
+    #[arg(long, value_name = "DURATION")]
+    pub quiet_duration: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -256,6 +266,8 @@ pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
         ("start_kw", &a.start_kw),
         ("success_kw", &a.success_kw),
         ("failure_kw", &a.failure_kw),
+        ("quiet_schedule", &a.quiet_schedule),
+        ("quiet_tz", &a.quiet_tz),
     ];
     for (field, value) in strings {
         if let Some(v) = value {
@@ -270,6 +282,7 @@ pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
         ("grace", &a.grace),
         ("max_duration", &a.max_duration),
         ("min_duration", &a.min_duration),
+        ("quiet_duration", &a.quiet_duration),
     ] {
         if let Some(v) = value {
             body.insert(field.into(), period(v));
@@ -367,6 +380,17 @@ fn rules_text(c: &Check) -> String {
             "a run under {} is a failure",
             friendly(c.min_duration)
         ));
+    }
+    if let Some(q) = &c.quiet {
+        rules.push(format!(
+            "quiet for {} from {} ({})",
+            friendly(q.duration),
+            q.schedule,
+            q.tz
+        ));
+    }
+    if let Some(until) = c.snoozed_until {
+        rules.push(format!("snoozed until {}", iso_seconds(until)));
     }
     rules.join("; ")
 }

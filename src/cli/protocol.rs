@@ -216,6 +216,9 @@ pub(crate) struct CheckSpec {
     pub fail_threshold: Option<String>,
     pub max_duration: Option<String>,
     pub min_duration: Option<String>,
+    pub quiet_schedule: Option<String>,
+    pub quiet_tz: Option<String>,
+    pub quiet_duration: Option<String>,
     pub json: bool,
 }
 
@@ -695,6 +698,9 @@ impl From<CheckAddArgs> for CheckSpec {
             fail_threshold: a.fail_threshold,
             max_duration: a.max_duration,
             min_duration: a.min_duration,
+            quiet_schedule: a.quiet_schedule,
+            quiet_tz: a.quiet_tz,
+            quiet_duration: a.quiet_duration,
             json: a.json,
         }
     }
@@ -725,6 +731,9 @@ impl From<CheckSpec> for CheckAddArgs {
             fail_threshold: s.fail_threshold,
             max_duration: s.max_duration,
             min_duration: s.min_duration,
+            quiet_schedule: s.quiet_schedule,
+            quiet_tz: s.quiet_tz,
+            quiet_duration: s.quiet_duration,
             json: s.json,
         }
     }

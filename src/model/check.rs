@@ -121,18 +121,45 @@ pub struct Check {
     pub min_duration: i64,
     /// Until when the check's alerts are held (status and flips are still recorded).
     pub snoozed_until: Option<Timestamp>,
-    /// The alert a snooze is holding back, to send when the snooze ends (`model::snooze`).
+    /// A recurring quiet window: alerts are held while it is open, as by a snooze.
+    pub quiet: Option<QuietWindow>,
+    /// The alert a snooze or quiet window is holding back (`model::snooze`).
     pub(crate) held: Option<HeldAlert>,
 }
 
-/// What a snooze held back: receivers were last told `told`; the check has since become
-/// `new` at `at` for `reason`. Sent once at the snooze's end if the two differ in being down.
+/// What a snooze or quiet window held back: receivers were last told `told`; the check has
+/// since become `new` at `at` for `reason`. At `until` (the end of the quiet time) it is sent
+/// once if the two differ in being down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldAlert {
     pub told: StoredStatus,
     pub new: StoredStatus,
     pub at: Timestamp,
     pub reason: String,
+    pub until: Timestamp,
+}
+
+/// A window that opens at every fire time of a cron or OnCalendar `schedule` in `tz` and
+/// stays open `duration` seconds ("Sundays 02:00-04:00 Europe/Riga": `Sun 02:00`, 7200).
+#[derive(Debug, Clone)]
+pub struct QuietWindow {
+    pub schedule: String,
+    pub tz: String,
+    pub duration: i64,
+    /// `schedule` in `tz`, compiled; `None` only if it no longer parses (it was validated).
+    pub compiled: Option<Arc<Schedule>>,
+}
+
+impl QuietWindow {
+    /// The window compiled from its settings.
+    pub(crate) fn new(schedule: &str, tz: &str, duration: i64) -> QuietWindow {
+        QuietWindow {
+            schedule: schedule.to_string(),
+            tz: tz.to_string(),
+            duration,
+            compiled: Schedule::parse(schedule, tz).ok().map(Arc::new),
+        }
+    }
 }
 
 impl Check {
@@ -178,6 +205,7 @@ impl Check {
             max_duration: 0,
             min_duration: 0,
             snoozed_until: None,
+            quiet: None,
             held: None,
         }
     }
@@ -190,18 +218,19 @@ impl Check {
             && self.max_duration == 0
             && self.min_duration == 0
             && self.snoozed_until.is_none()
+            && self.quiet.is_none()
             && self.held.is_none()
     }
 
-    /// Whether alerts are held at `now`.
+    /// Whether an explicit snooze runs at `now` (quiet windows: `model::snooze::is_quiet`).
     pub(crate) fn is_snoozed(&self, now: Timestamp) -> bool {
         self.snoozed_until.is_some_and(|until| now < until)
     }
 
     /// The next moment the deadline engine must look at the check: when it goes down, or when
-    /// a snooze that holds an alert ends. `None` when nothing is due.
+    /// the quiet time that holds an alert ends. `None` when nothing is due.
     pub(crate) fn next_attention(&self) -> Option<Timestamp> {
-        let release = self.held.as_ref().and(self.snoozed_until);
+        let release = self.held.as_ref().map(|h| h.until);
         match (self.alert_after(), release) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

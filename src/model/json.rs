@@ -5,6 +5,7 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
+use crate::model::limits::DEFAULT_TZ;
 use crate::model::time::{iso_micros, iso_seconds};
 use crate::model::{ApiVersion, Channel, Check, Flip, Kind, Ping, PingKind, StoredStatus};
 
@@ -110,6 +111,19 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
     m.insert("min_duration".into(), json!(check.min_duration));
     let snoozed = check.snoozed_until.filter(|_| check.is_snoozed(now));
     m.insert("snoozed_until".into(), json!(snoozed.map(iso_seconds)));
+    let quiet = check.quiet.as_ref();
+    m.insert(
+        "quiet_schedule".into(),
+        json!(quiet.map_or("", |q| q.schedule.as_str())),
+    );
+    m.insert(
+        "quiet_tz".into(),
+        json!(quiet.map_or(DEFAULT_TZ, |q| q.tz.as_str())),
+    );
+    m.insert(
+        "quiet_duration".into(),
+        json!(quiet.map_or(0, |q| q.duration)),
+    );
     Value::Object(m)
 }
 
@@ -231,7 +245,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 33);
+        assert_eq!(keys.len(), 36);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
         assert_eq!(
@@ -252,7 +266,10 @@ mod tests {
                 "fail_threshold",
                 "max_duration",
                 "min_duration",
-                "snoozed_until"
+                "snoozed_until",
+                "quiet_schedule",
+                "quiet_tz",
+                "quiet_duration"
             ]
         );
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);

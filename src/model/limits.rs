@@ -23,6 +23,9 @@ pub(crate) const MAX_FAIL_THRESHOLD: i64 = 100;
 /// not of a polling loop, so a few seconds are as exact as a day.
 pub(crate) const MAX_RUN_BOUND_SECS: i64 = MAX_PERIOD_SECS;
 
+/// Length of a quiet window whose `quiet_duration` is not given, in seconds.
+pub(crate) const DEFAULT_QUIET_SECS: i64 = 3_600;
+
 /// Longest `name`, in characters.
 pub(crate) const NAME_MAX_CHARS: usize = 100;
 /// Longest `slug`, in characters.

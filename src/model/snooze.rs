@@ -1,5 +1,6 @@
-//! Snoozing a check: while snoozed it records pings, status and flips as always but its
-//! alerts are held; when the snooze ends, one alert says where the check stands if that
+//! Quiet time: a snooze (until a moment) or a recurring quiet window (a schedule and a
+//! length). While quiet, a check records pings, status and flips as always but its alerts
+//! are held; when the quiet time ends, one alert says where the check stands if that
 //! differs from what its receivers were last told. Plain functions of the check and `now`.
 
 use jiff::{SignedDuration, Timestamp};
@@ -53,46 +54,88 @@ pub(crate) fn parse_body(
     }
 }
 
-/// Whether `flip`'s alert is held rather than sent: a notifying flip of a snoozed check.
-pub(crate) fn holds(check: &Check, flip: &Flip, now: Timestamp) -> bool {
-    flip.notifies() && check.is_snoozed(now)
+/// The end of the quiet window open at `t`, if one is: the window that opened at the first
+/// fire time after `t - duration` covers `t` when that fire time is not after `t`.
+fn window_end(check: &Check, t: Timestamp) -> Option<Timestamp> {
+    let quiet = check.quiet.as_ref()?;
+    let length = SignedDuration::from_secs(quiet.duration);
+    let opened = quiet
+        .compiled
+        .as_ref()?
+        .next_after(t.checked_sub(length).ok()?)?;
+    (opened <= t)
+        .then(|| opened.checked_add(length).ok())
+        .flatten()
 }
 
-/// Keeps `flip`'s alert back: what receivers were told stays that of the first held alert,
-/// the state becomes the flip's.
-pub(crate) fn hold(check: &mut Check, flip: &Flip) {
+/// Whether the check's alerts are held at `now`: snoozed, or in a quiet window.
+pub(crate) fn is_quiet(check: &Check, now: Timestamp) -> bool {
+    check.is_snoozed(now) || window_end(check, now).is_some()
+}
+
+/// The first moment from `t` on that is not quiet, when `t` is (a snooze and windows that
+/// overlap or follow each other count as one quiet time).
+fn quiet_end(check: &Check, t: Timestamp) -> Option<Timestamp> {
+    let mut end = None;
+    let mut at = t;
+    // Bounded: windows end after they open, so each step moves forward; 64 chained quiet
+    // periods are far more than any sensible settings make.
+    for _ in 0..64 {
+        let snooze = check.snoozed_until.filter(|u| at < *u);
+        match snooze.max(window_end(check, at)) {
+            Some(next) => {
+                end = Some(next);
+                at = next;
+            }
+            None => break,
+        }
+    }
+    end
+}
+
+/// Whether `flip`'s alert is held rather than sent: a notifying flip of a quiet check.
+pub(crate) fn holds(check: &Check, flip: &Flip, now: Timestamp) -> bool {
+    flip.notifies() && is_quiet(check, now)
+}
+
+/// Keeps `flip`'s alert back until the quiet time ends: what receivers were told stays that
+/// of the first held alert, the state becomes the flip's.
+pub(crate) fn hold(check: &mut Check, flip: &Flip, now: Timestamp) {
     let told = check.held.as_ref().map_or(flip.old_status, |h| h.told);
     check.held = Some(HeldAlert {
         told,
         new: flip.new_status,
         at: flip.created,
         reason: flip.reason.clone(),
+        until: quiet_end(check, now).unwrap_or(now),
     });
 }
 
 /// Snoozes the check until `until`, or ends its snooze (`None`, or a moment not after
-/// `now`). Ending it releases what it held: see [`release`].
+/// `now`). An alert held meanwhile is then due at the new end of the quiet time: now (see
+/// [`release`]) when nothing keeps the check quiet.
 pub(crate) fn snooze(
     check: &mut Check,
     until: Option<Timestamp>,
     now: Timestamp,
 ) -> Option<HeldAlert> {
-    if let Some(until) = until.filter(|u| *u > now) {
-        check.snoozed_until = Some(until);
-        return None;
-    }
-    check.snoozed_until = None;
+    check.snoozed_until = until.filter(|u| *u > now);
     release(check, now)
 }
 
-/// At or after the snooze's end: clears the snooze and answers the alert to send, if the
-/// check's state (down or not) differs from what its receivers were last told. `None` while
-/// still snoozed.
+/// When the quiet time may have ended: clears a snooze that is over and answers the held
+/// alert to send, if the check's state (down or not) differs from what its receivers were
+/// last told. While still quiet, the held alert waits for the new end of the quiet time.
 pub(crate) fn release(check: &mut Check, now: Timestamp) -> Option<HeldAlert> {
-    if check.is_snoozed(now) {
+    if !check.is_snoozed(now) {
+        check.snoozed_until = None;
+    }
+    if let Some(end) = quiet_end(check, now) {
+        if let Some(held) = check.held.as_mut() {
+            held.until = end;
+        }
         return None;
     }
-    check.snoozed_until = None;
     let held = check.held.take()?;
     let down = |s: StoredStatus| s == StoredStatus::Down;
     (down(held.told) != down(held.new)).then_some(held)
@@ -184,12 +227,90 @@ mod tests {
         }
     }
 
+    fn windowed(expr: &str, tz: &str, secs: i64) -> Check {
+        let mut c = Check::new(
+            Uuid::nil(),
+            Uuid::nil(),
+            1,
+            ts("2026-01-01T00:00:00Z"),
+            Uuid::nil(),
+        );
+        c.status = StoredStatus::Up;
+        c.quiet = Some(crate::model::check::QuietWindow::new(expr, tz, secs));
+        c
+    }
+
+    #[test]
+    fn a_weekly_window_in_a_zone_is_quiet_only_inside_and_ends_on_time() {
+        // Sundays 02:00-04:00 in Riga (UTC+2 in winter): 2026-01-04 is a Sunday.
+        let c = windowed("Sun 02:00", "Europe/Riga", 7200);
+        assert!(!is_quiet(&c, ts("2026-01-03T23:59:59Z")), "01:59:59 local");
+        assert!(
+            is_quiet(&c, ts("2026-01-04T00:00:00Z")),
+            "02:00 local opens it"
+        );
+        assert!(is_quiet(&c, ts("2026-01-04T01:59:59Z")));
+        assert!(
+            !is_quiet(&c, ts("2026-01-04T02:00:00Z")),
+            "04:00 local closes it"
+        );
+        assert!(!is_quiet(&c, ts("2026-01-07T00:30:00Z")), "a Wednesday");
+        assert_eq!(
+            quiet_end(&c, ts("2026-01-04T01:00:00Z")),
+            Some(ts("2026-01-04T02:00:00Z"))
+        );
+        assert_eq!(quiet_end(&c, ts("2026-01-04T03:00:00Z")), None);
+    }
+
+    #[test]
+    fn a_window_across_the_dst_change_keeps_its_length() {
+        // Riga moves to summer time on 2026-03-29 at 03:00 (UTC+2 -> UTC+3): a window that
+        // opens at 02:00 local that Sunday (00:00 UTC) lasts two real hours.
+        let c = windowed("Sun 02:00", "Europe/Riga", 7200);
+        assert!(is_quiet(&c, ts("2026-03-29T00:00:00Z")));
+        assert!(is_quiet(&c, ts("2026-03-29T01:59:59Z")));
+        assert!(!is_quiet(&c, ts("2026-03-29T02:00:00Z")));
+        // The next Sunday opens at 02:00 summer time, 23:00 UTC the day before.
+        assert!(!is_quiet(&c, ts("2026-04-04T22:59:59Z")));
+        assert!(is_quiet(&c, ts("2026-04-04T23:00:00Z")));
+    }
+
+    #[test]
+    fn an_alert_held_in_a_window_waits_for_its_end_and_a_snooze_that_follows() {
+        let mut c = windowed("0 2 * * *", "UTC", 3600);
+        let down = flip(StoredStatus::Up, StoredStatus::Down, "2026-01-05T02:30:00Z");
+        assert!(holds(&c, &down, ts("2026-01-05T02:30:00Z")));
+        hold(&mut c, &down, ts("2026-01-05T02:30:00Z"));
+        assert_eq!(c.next_attention(), Some(ts("2026-01-05T03:00:00Z")));
+        // A snooze from 02:45 to 04:00 joins the window: the held alert waits for both.
+        assert_eq!(
+            snooze(
+                &mut c,
+                Some(ts("2026-01-05T04:00:00Z")),
+                ts("2026-01-05T02:45:00Z")
+            ),
+            None
+        );
+        assert_eq!(c.next_attention(), Some(ts("2026-01-05T04:00:00Z")));
+        assert_eq!(
+            release(&mut c, ts("2026-01-05T03:00:00Z")),
+            None,
+            "still snoozed"
+        );
+        assert_eq!(c.next_attention(), Some(ts("2026-01-05T04:00:00Z")));
+        // The service was stopped over the end: at start, once.
+        let sent = release(&mut c, ts("2026-01-05T09:00:00Z")).expect("still down");
+        assert_eq!(sent.new, StoredStatus::Down);
+        assert_eq!(release(&mut c, ts("2026-01-05T09:00:01Z")), None);
+        assert_eq!(c.next_attention(), None);
+    }
+
     #[test]
     fn a_check_still_down_at_the_end_alerts_once() {
         let mut c = snoozed();
         let down = flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T01:00:00Z");
         assert!(holds(&c, &down, ts("2026-01-01T01:00:00Z")));
-        hold(&mut c, &down);
+        hold(&mut c, &down, ts("2026-01-01T01:00:00Z"));
         assert_eq!(c.next_attention(), Some(ts("2026-01-01T02:00:00Z")));
         assert_eq!(release(&mut c, ts("2026-01-01T01:59:59Z")), None, "not yet");
         let sent = release(&mut c, ts("2026-01-01T02:00:00Z")).expect("still down");
@@ -213,10 +334,12 @@ mod tests {
         hold(
             &mut c,
             &flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T00:10:00Z"),
+            ts("2026-01-01T00:10:00Z"),
         );
         hold(
             &mut c,
             &flip(StoredStatus::Down, StoredStatus::Up, "2026-01-01T00:20:00Z"),
+            ts("2026-01-01T00:20:00Z"),
         );
         assert_eq!(release(&mut c, ts("2026-01-01T02:00:00Z")), None);
     }
@@ -228,6 +351,7 @@ mod tests {
         hold(
             &mut c,
             &flip(StoredStatus::Down, StoredStatus::Up, "2026-01-01T00:30:00Z"),
+            ts("2026-01-01T00:30:00Z"),
         );
         let sent = release(&mut c, ts("2026-01-01T02:00:00Z")).expect("told down, now up");
         assert_eq!(sent.new, StoredStatus::Up);
@@ -249,6 +373,7 @@ mod tests {
         hold(
             &mut c,
             &flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T00:10:00Z"),
+            ts("2026-01-01T00:10:00Z"),
         );
         let sent = snooze(&mut c, None, ts("2026-01-01T00:15:00Z")).expect("released");
         assert_eq!(sent.new, StoredStatus::Down);

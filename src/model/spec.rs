@@ -7,10 +7,11 @@
 use serde_json::{Map, Value};
 
 use crate::model::ApiVersion;
-use crate::model::check::{Check, Kind};
+use crate::model::check::{Check, Kind, QuietWindow};
 use crate::model::limits::{
-    DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD, MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS,
-    MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS, SLUG_MAX_CHARS, TAGS_MAX_CHARS,
+    DEFAULT_QUIET_SECS, DEFAULT_TZ, DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD,
+    MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS,
+    SLUG_MAX_CHARS, TAGS_MAX_CHARS,
 };
 use crate::model::slug::slugify;
 use crate::schedule::{self, Schedule, ScheduleKind};
@@ -56,6 +57,10 @@ pub struct CheckSpec {
     pub fail_threshold: Option<u32>,
     pub max_duration: Option<i64>,
     pub min_duration: Option<i64>,
+    /// A quiet window's schedule ("" removes the window), zone and length.
+    pub quiet_schedule: Option<String>,
+    pub quiet_tz: Option<&'static str>,
+    pub quiet_duration: Option<i64>,
 }
 
 /// The first validation error of a body; `Display` gives the message without its prefix.
@@ -238,6 +243,23 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
         integer(body, "fail_threshold", 1, MAX_FAIL_THRESHOLD)?.and_then(|n| u32::try_from(n).ok());
     spec.max_duration = integer(body, "max_duration", 0, MAX_RUN_BOUND_SECS)?;
     spec.min_duration = integer(body, "min_duration", 0, MAX_RUN_BOUND_SECS)?;
+    spec.quiet_schedule = string(body, "quiet_schedule", Some(SCHEDULE_MAX_CHARS))?;
+    if let Some(expr) = spec.quiet_schedule.as_deref().filter(|e| !e.is_empty())
+        && schedule::validate(expr).is_err()
+    {
+        return Err(SpecError::new(
+            "quiet_schedule",
+            "is not a valid cron or OnCalendar expression",
+        ));
+    }
+    spec.quiet_tz = match string(body, "quiet_tz", None)? {
+        None => None,
+        Some(name) => match schedule::tz::accepted(&name) {
+            Some(name) => Some(name),
+            None => return Err(SpecError::new("quiet_tz", "is not a valid timezone")),
+        },
+    };
+    spec.quiet_duration = integer(body, "quiet_duration", 1, MAX_RUN_BOUND_SECS)?;
     Ok(spec)
 }
 
@@ -311,6 +333,35 @@ pub(crate) fn apply(
     }
     if let Some(min) = spec.min_duration {
         check.min_duration = min;
+    }
+    if spec.quiet_schedule.is_some() || spec.quiet_tz.is_some() || spec.quiet_duration.is_some() {
+        let current = check.quiet.as_ref();
+        let expr = spec
+            .quiet_schedule
+            .clone()
+            .or_else(|| current.map(|q| q.schedule.clone()))
+            .unwrap_or_default();
+        check.quiet = if expr.is_empty() {
+            None
+        } else {
+            let tz = spec
+                .quiet_tz
+                .map(str::to_string)
+                .or_else(|| current.map(|q| q.tz.clone()))
+                .unwrap_or_else(|| DEFAULT_TZ.to_string());
+            let duration = spec
+                .quiet_duration
+                .or_else(|| current.map(|q| q.duration))
+                .unwrap_or(DEFAULT_QUIET_SECS);
+            let window = QuietWindow::new(&expr, &tz, duration);
+            if window.compiled.is_none() {
+                return Err(SpecError::new(
+                    "quiet_schedule",
+                    "is not a valid cron or OnCalendar expression",
+                ));
+            }
+            Some(window)
+        };
     }
     if check.max_duration > 0 && check.min_duration >= check.max_duration {
         return Err(SpecError(
@@ -469,6 +520,50 @@ mod tests {
         // Without a max_duration any min_duration goes.
         let spec = parse(json!({"max_duration": 0, "min_duration": 7200})).expect("valid");
         apply(&mut c, &spec, ApiVersion::V3).expect("no upper bound");
+    }
+
+    #[test]
+    fn a_quiet_window_is_set_changed_field_by_field_and_removed() {
+        let mut c = Check::new(
+            uuid::Uuid::nil(),
+            uuid::Uuid::nil(),
+            1,
+            jiff::Timestamp::UNIX_EPOCH,
+            uuid::Uuid::nil(),
+        );
+        for (body, message) in [
+            (
+                json!({"quiet_schedule": "Sundays"}),
+                "quiet_schedule is not a valid cron or OnCalendar expression",
+            ),
+            (
+                json!({"quiet_tz": "Mars/Base"}),
+                "quiet_tz is not a valid timezone",
+            ),
+            (json!({"quiet_duration": 0}), "quiet_duration is too small"),
+        ] {
+            assert_eq!(parse(body.clone()), Err(message.to_string()), "{body}");
+        }
+        let spec = parse(json!({"quiet_schedule": "Sun 02:00", "quiet_tz": "Europe/Riga"}))
+            .expect("valid");
+        apply(&mut c, &spec, ApiVersion::V3).expect("applies");
+        let q = c.quiet.as_ref().expect("a window");
+        assert_eq!(
+            (q.tz.as_str(), q.duration),
+            ("Europe/Riga", 3600),
+            "default length"
+        );
+        let spec = parse(json!({"quiet_duration": 7200})).expect("valid");
+        apply(&mut c, &spec, ApiVersion::V3).expect("applies");
+        let q = c.quiet.as_ref().expect("a window");
+        assert_eq!(
+            (q.schedule.as_str(), q.duration),
+            ("Sun 02:00", 7200),
+            "the rest kept"
+        );
+        let spec = parse(json!({"quiet_schedule": ""})).expect("valid");
+        apply(&mut c, &spec, ApiVersion::V3).expect("applies");
+        assert!(c.quiet.is_none());
     }
 
     #[test]

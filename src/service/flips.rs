@@ -40,7 +40,7 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
         .check_mut(&flip.check)
         .filter(|c| snooze::holds(c, flip, now))
     {
-        snooze::hold(check, flip);
+        snooze::hold(check, flip, now);
         ctx.txn.put_check(check, Some(&check.slug))?;
         tracing::info!(check = %flip.check, name = %name, "check is snoozed: its alert is held");
         return Ok(());
@@ -110,7 +110,7 @@ pub(crate) fn queue_repeats(
         let (still_down, snoozed) = ctx.state.check(&check).map_or((false, false), |c| {
             (
                 c.status == StoredStatus::Down && c.channels.contains(&channel),
-                c.is_snoozed(ctx.now),
+                snooze::is_quiet(c, ctx.now),
             )
         });
         let Some(every) = every.filter(|_| still_down) else {
@@ -198,7 +198,7 @@ fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError>
     let Some(check) = ctx.state.check_mut(uuid) else {
         return Ok(());
     };
-    if check.held.is_none() || check.is_snoozed(now) {
+    if check.held.is_none() {
         return Ok(());
     }
     let released = snooze::release(check, now);

@@ -255,7 +255,16 @@ pub(crate) struct CheckRulesRecord {
     pub(crate) max_duration: i64,
     pub(crate) min_duration: i64,
     pub(crate) snoozed_until_us: Option<i64>,
+    pub(crate) quiet: Option<QuietRecord>,
     pub(crate) held: Option<HeldRecord>,
+}
+
+/// A [`QuietWindow`](crate::model::check::QuietWindow) without its compiled schedule.
+#[derive(Encode, Decode)]
+pub(crate) struct QuietRecord {
+    pub(crate) schedule: String,
+    pub(crate) tz: String,
+    pub(crate) duration: i64,
 }
 
 /// A [`HeldAlert`](crate::model::check::HeldAlert): statuses as in [`CheckRecord`].
@@ -265,6 +274,7 @@ pub(crate) struct HeldRecord {
     pub(crate) new: u8,
     pub(crate) at_us: i64,
     pub(crate) reason: String,
+    pub(crate) until_us: i64,
 }
 
 /// A check's record: [`RECORD_V1`] and its [`CheckRecord`] when its rules are the defaults,
@@ -280,11 +290,17 @@ pub(crate) fn encode_check(check: &Check) -> Result<Vec<u8>, StoreError> {
         max_duration: check.max_duration,
         min_duration: check.min_duration,
         snoozed_until_us: check.snoozed_until.map(to_micros),
+        quiet: check.quiet.as_ref().map(|q| QuietRecord {
+            schedule: q.schedule.clone(),
+            tz: q.tz.clone(),
+            duration: q.duration,
+        }),
         held: check.held.as_ref().map(|h| HeldRecord {
             told: status_code(h.told),
             new: status_code(h.new),
             at_us: to_micros(h.at),
             reason: h.reason.clone(),
+            until_us: to_micros(h.until),
         }),
     };
     let mut out = vec![CHECK_RECORD_V2];
@@ -326,8 +342,14 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
             new: status_from(h.new)?,
             at: from_micros(h.at_us),
             reason: h.reason,
+            until: from_micros(h.until_us),
         }),
     };
+    // Compiled here, as the window is read: unlike the check's own schedule it has no
+    // other place that compiles it at load.
+    check.quiet = rules
+        .quiet
+        .map(|q| crate::model::check::QuietWindow::new(&q.schedule, &q.tz, q.duration));
     Ok(check)
 }
 
@@ -385,6 +407,7 @@ impl CheckRecord {
             max_duration: 0,
             min_duration: 0,
             snoozed_until: None,
+            quiet: None,
             held: None,
         })
     }

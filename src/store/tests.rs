@@ -895,7 +895,13 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         new: StoredStatus::Down,
         at: at(4_000_000),
         reason: "timeout".into(),
+        until: at(5_000_000),
     });
+    ruled.quiet = Some(crate::model::check::QuietWindow::new(
+        "Sun 02:00",
+        "Europe/Riga",
+        7200,
+    ));
     let v2 = records::encode_check(&ruled).expect("encode");
     assert_eq!(v2[0], records::CHECK_RECORD_V2);
     let back = records::decode_check(&v2).expect("decode");
@@ -913,6 +919,12 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         (back.snoozed_until, back.held.as_ref()),
         (ruled.snoozed_until, ruled.held.as_ref())
     );
+    let quiet = back.quiet.as_ref().expect("quiet window");
+    assert_eq!(
+        (quiet.schedule.as_str(), quiet.tz.as_str(), quiet.duration),
+        ("Sun 02:00", "Europe/Riga", 7200)
+    );
+    assert!(quiet.compiled.is_some(), "compiled when read");
     assert!(
         records::decode_check(&v1)
             .expect("decode")

@@ -127,6 +127,33 @@ pub struct DumpCheck {
     pub max_duration: i64,
     #[serde(default)]
     pub min_duration: i64,
+    #[serde(default)]
+    pub snoozed_until: Option<String>,
+    /// A quiet window: its schedule (`""`: none), zone and length in seconds.
+    #[serde(default)]
+    pub quiet_schedule: String,
+    #[serde(default = "utc")]
+    pub quiet_tz: String,
+    #[serde(default)]
+    pub quiet_duration: i64,
+    /// An alert a snooze or quiet window holds, sent at its end.
+    #[serde(default)]
+    pub held: Option<DumpHeld>,
+}
+
+/// A held alert as dumped (statuses as in [`DumpCheck::status`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpHeld {
+    pub told: String,
+    pub new: String,
+    pub at: String,
+    pub reason: String,
+    pub until: String,
+}
+
+fn utc() -> String {
+    crate::model::limits::DEFAULT_TZ.to_string()
 }
 
 fn one() -> u32 {
@@ -317,6 +344,21 @@ pub(crate) fn dump_check(c: &Check) -> DumpCheck {
         fails_in_row: c.fails_in_row,
         max_duration: c.max_duration,
         min_duration: c.min_duration,
+        snoozed_until: c.snoozed_until.map(ts),
+        quiet_schedule: c
+            .quiet
+            .as_ref()
+            .map(|q| q.schedule.clone())
+            .unwrap_or_default(),
+        quiet_tz: c.quiet.as_ref().map_or_else(utc, |q| q.tz.clone()),
+        quiet_duration: c.quiet.as_ref().map_or(0, |q| q.duration),
+        held: c.held.as_ref().map(|h| DumpHeld {
+            told: h.told.as_str().to_string(),
+            new: h.new.as_str().to_string(),
+            at: ts(h.at),
+            reason: h.reason.clone(),
+            until: ts(h.until),
+        }),
     }
 }
 
@@ -423,8 +465,12 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
         "filter_body": d.filter_body, "filter_http_body": d.filter_http_body,
         "filter_default_fail": d.filter_default_fail, "fail_threshold": d.fail_threshold,
         "max_duration": d.max_duration, "min_duration": d.min_duration,
+        "quiet_schedule": d.quiet_schedule, "quiet_tz": d.quiet_tz,
     });
-    let settings = settings.as_object().cloned().unwrap_or_default();
+    let mut settings = settings.as_object().cloned().unwrap_or_default();
+    if !d.quiet_schedule.is_empty() {
+        settings.insert("quiet_duration".into(), json!(d.quiet_duration));
+    }
     apply(
         &mut check,
         &parse_spec(&settings).map_err(bad)?,
@@ -462,6 +508,25 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
     check.last_start_rid = d.last_start_rid;
     check.last_duration = d.last_duration_us.map(SignedDuration::from_micros);
     check.fails_in_row = d.fails_in_row;
+    check.snoozed_until = d
+        .snoozed_until
+        .as_deref()
+        .map(|t| parse_ts(t, "snoozed_until"))
+        .transpose()?;
+    check.held = match &d.held {
+        None => None,
+        Some(h) => {
+            let status =
+                |s: &str| status_from(s).ok_or_else(|| DumpError(format!("unknown status {s:?}")));
+            Some(crate::model::check::HeldAlert {
+                told: status(&h.told)?,
+                new: status(&h.new)?,
+                at: parse_ts(&h.at, "held.at")?,
+                reason: h.reason.clone(),
+                until: parse_ts(&h.until, "held.until")?,
+            })
+        }
+    };
     let mut channels = d.channels.clone();
     channels.sort();
     channels.dedup();
@@ -502,6 +567,19 @@ mod tests {
         c.fails_in_row = 2;
         c.max_duration = 5400;
         c.min_duration = 30;
+        c.snoozed_until = Some(t);
+        c.quiet = Some(crate::model::check::QuietWindow::new(
+            "Sun 02:00",
+            "Europe/Riga",
+            7200,
+        ));
+        c.held = Some(crate::model::check::HeldAlert {
+            told: StoredStatus::Up,
+            new: StoredStatus::Down,
+            at: t,
+            reason: "fail".into(),
+            until: t,
+        });
         c
     }
 
@@ -569,6 +647,12 @@ mod tests {
             ),
             (3, 2, 5400, 30)
         );
+        assert_eq!((got.snoozed_until, &got.held), (c.snoozed_until, &c.held));
+        let q = got.quiet.as_ref().expect("quiet window");
+        assert_eq!(
+            (q.schedule.as_str(), q.tz.as_str(), q.duration),
+            ("Sun 02:00", "Europe/Riga", 7200)
+        );
         assert_eq!(
             (got.last_ping, got.last_duration, got.created),
             (c.last_ping, c.last_duration, c.created)
@@ -623,6 +707,11 @@ mod tests {
             "fails_in_row",
             "max_duration",
             "min_duration",
+            "snoozed_until",
+            "quiet_schedule",
+            "quiet_tz",
+            "quiet_duration",
+            "held",
         ] {
             assert!(check.remove(field).is_some(), "{field} is exported");
         }

@@ -479,6 +479,11 @@ mod tests {
             fails_in_row: 1,
             max_duration: 600,
             min_duration: 0,
+            snoozed_until: None,
+            quiet_schedule: String::new(),
+            quiet_tz: "UTC".into(),
+            quiet_duration: 0,
+            held: None,
         }
     }
 

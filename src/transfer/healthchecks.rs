@@ -45,6 +45,9 @@ const COPIED: &[&str] = &[
     "fail_threshold",
     "max_duration",
     "min_duration",
+    "quiet_schedule",
+    "quiet_tz",
+    "quiet_duration",
 ];
 
 /// An integration of the Healthchecks project, as its channels API shows it.

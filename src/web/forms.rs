@@ -43,6 +43,7 @@ const NUMBERS: &[&str] = &[
     "fail_threshold",
     "max_duration",
     "min_duration",
+    "quiet_duration",
 ];
 /// Fields of the check form that the API takes as booleans (checkboxes: present = true; the
 /// form sends a hidden `<name>=0` before each box, so an unticked box means false).
@@ -65,6 +66,8 @@ const STRINGS: &[&str] = &[
     "start_kw",
     "success_kw",
     "failure_kw",
+    "quiet_schedule",
+    "quiet_tz",
 ];
 
 /// The API object a check form stands for. A number field that is not a number is passed on

@@ -58,6 +58,9 @@ pub(crate) struct EditForm {
     pub fail_threshold: String,
     pub max_duration: String,
     pub min_duration: String,
+    pub quiet_schedule: String,
+    pub quiet_tz: String,
+    pub quiet_duration: String,
     pub channels: Vec<ChannelBox>,
 }
 
@@ -98,6 +101,19 @@ impl EditForm {
             fail_threshold: check.fail_threshold.to_string(),
             max_duration: check.max_duration.to_string(),
             min_duration: check.min_duration.to_string(),
+            quiet_schedule: check
+                .quiet
+                .as_ref()
+                .map(|q| q.schedule.clone())
+                .unwrap_or_default(),
+            quiet_tz: check
+                .quiet
+                .as_ref()
+                .map_or_else(|| "UTC".to_string(), |q| q.tz.clone()),
+            quiet_duration: check
+                .quiet
+                .as_ref()
+                .map_or_else(|| "3600".to_string(), |q| q.duration.to_string()),
             channels: boxes(channels, |u| check.channels.contains(u)),
         }
     }
@@ -133,6 +149,9 @@ impl EditForm {
             fail_threshold: text("fail_threshold"),
             max_duration: text("max_duration"),
             min_duration: text("min_duration"),
+            quiet_schedule: text("quiet_schedule"),
+            quiet_tz: text("quiet_tz"),
+            quiet_duration: text("quiet_duration"),
             channels: boxes(channels, |u| picked.contains(&u.to_string().as_str())),
         }
     }
