@@ -27,8 +27,10 @@ pub(crate) fn parse_body(
                 .as_i64()
                 .filter(|_| seconds.is_i64() || seconds.is_u64())
             else {
-                return Err(bad(if seconds.is_number() {
-                    "seconds is out of range"
+                return Err(bad(if seconds.is_f64() {
+                    "seconds is not a whole number"
+                } else if seconds.is_u64() {
+                    "seconds is too large"
                 } else {
                     "seconds is not a number"
                 }));
@@ -210,10 +212,11 @@ mod tests {
                 "give seconds or until, not both",
             ),
             (json!({"seconds": "60"}), "seconds is not a number"),
-            (json!({"seconds": 1.5}), "seconds is out of range"),
+            (json!({"seconds": 1.5}), "seconds is not a whole number"),
+            (json!({"seconds": u64::MAX}), "seconds is too large"),
             (json!({"seconds": -1}), "seconds is too small"),
             (json!({"seconds": 31_536_001}), "seconds is too large"),
-            (json!({"seconds": 1e30}), "seconds is out of range"),
+            (json!({"seconds": 1e30}), "seconds is not a whole number"),
             (
                 json!({"until": "tomorrow"}),
                 "until is not a timestamp (2026-01-02T03:04:05Z)",

@@ -42,7 +42,7 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
     {
         snooze::hold(check, flip, now);
         ctx.txn.put_check(check, Some(&check.slug))?;
-        tracing::info!(check = %flip.check, name = %name, "check is snoozed: its alert is held");
+        tracing::info!(check = %flip.check, name = %name, "check is quiet (snoozed or in its quiet window): its alert is held");
         return Ok(());
     }
     queue_alert(ctx, flip, &name, channels)
@@ -192,7 +192,8 @@ impl Service {
     }
 }
 
-/// Sends what the snooze of `uuid` held, if it has ended (called when its deadline passes).
+/// Sends what the quiet time of `uuid` held, if it has ended (called when its deadline
+/// passes).
 fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError> {
     let now = ctx.now;
     let Some(check) = ctx.state.check_mut(uuid) else {
@@ -219,7 +220,7 @@ fn send_held(ctx: &mut WriteCtx<'_>, check: &Check, held: HeldAlert) -> Result<(
         new_status: held.new,
         reason: held.reason,
     };
-    tracing::info!(check = %check.uuid, name = %check.name, "snooze ended: its held alert is sent");
+    tracing::info!(check = %check.uuid, name = %check.name, "quiet time ended: the alert it held is sent");
     queue_alert(ctx, &flip, &check.name, check.channels.clone())
 }
 
