@@ -84,6 +84,7 @@ fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
             quiet_schedule: String::new(),
             quiet_tz: "UTC".into(),
             quiet_duration: 0,
+            parents: Vec::new(),
             held: None,
         })?;
     }

@@ -331,6 +331,25 @@ fn check_add_takes_the_alerting_rules_and_show_describes_them() {
     let checks = serve.checks(&rw);
     assert_eq!(checks.len(), 1);
     assert_eq!(checks[0]["max_duration"], 10_800);
+    let parent = checks[0]["uuid"].as_str().expect("uuid").to_string();
+    let child = json_of(
+        data,
+        &[
+            "check",
+            "add",
+            "--name",
+            "nas",
+            "--parents",
+            &parent,
+            "--json",
+        ],
+    );
+    assert_eq!(child["parents"], parent.as_str());
+    let err = fails(
+        overdue_in(data, &["check", "add", "--name", "x", "--parents", "nope"]),
+        1,
+    );
+    assert!(err.contains("invalid parent: nope"), "{err}");
     let shown = ok(data, &["check", "show", "backup"]);
     let rules = shown
         .lines()

@@ -289,10 +289,11 @@ async fn max_duration_survives_kill_9_and_restarts_without_a_missed_or_repeated_
         Some(&json!({"name": "ahead", "channels": "*", "max_duration": 8})),
     );
     let ahead = made["uuid"].as_str().expect("uuid").to_string();
+    // Before the start pings: each bound is at least its length after this instant.
+    let started = std::time::Instant::now();
     for uuid in [&expired, &ahead] {
         serve.http_ok("GET", &format!("/ping/{uuid}/start"), None, None);
     }
-    let started = std::time::Instant::now();
     serve.sigkill();
     tokio::time::sleep(Duration::from_secs(3)).await;
 
@@ -326,6 +327,8 @@ async fn a_snoozed_check_records_everything_and_alerts_once_when_the_snooze_ends
     let t = serve_with_hook(&http).await;
     let uuid = create(&t, json!({"name": "db"})).await;
     ping(&t, &uuid, "").await;
+    // Taken before the request: the snooze's end is at least 3 s after this instant.
+    let ends = std::time::Instant::now() + Duration::from_secs(3);
     let (code, doc) = snooze(&t, &uuid, json!({"seconds": 3})).await;
     assert_eq!(code, 200, "{doc}");
     let until: jiff::Timestamp = doc["snoozed_until"]
@@ -333,7 +336,6 @@ async fn a_snoozed_check_records_everything_and_alerts_once_when_the_snooze_ends
         .expect("snoozed_until")
         .parse()
         .expect("a timestamp");
-    let ends = std::time::Instant::now() + Duration::from_secs(3);
     assert!(until > jiff::Timestamp::now());
     ping(&t, &uuid, "/fail").await;
     assert_eq!(t.get_check(&uuid).await["status"], "down", "status is kept");
@@ -539,5 +541,118 @@ async fn a_quiet_window_holds_alerts_until_it_closes_also_across_a_restart() {
         )
         .await;
     assert_eq!((code, &doc["quiet_duration"]), (200, &json!(0)));
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_of_a_down_parent_alert_once_when_it_recovers_and_not_before() {
+    let http = HttpReceiver::start().await;
+    let t = serve_with_hook(&http).await;
+    let router = create(&t, json!({"name": "router"})).await;
+    let mut children = Vec::new();
+    for name in ["nas", "printer", "camera"] {
+        children.push(create(&t, json!({"name": name, "parents": router})).await);
+    }
+    assert_eq!(t.get_check(&children[0]).await["parents"], router.as_str());
+    for uuid in std::iter::once(&router).chain(&children) {
+        ping(&t, uuid, "").await;
+    }
+    ping(&t, &router, "/fail").await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/router"));
+    for uuid in &children {
+        ping(&t, uuid, "/fail").await;
+    }
+    assert_eq!(alert(&http, 2).await, None, "one alert, not four");
+    assert_eq!(
+        t.get_check(&children[1]).await["status"],
+        "down",
+        "still recorded"
+    );
+    // The camera comes back by itself while the router is down: nothing to say about it.
+    ping(&t, &children[2], "").await;
+    ping(&t, &router, "").await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(alert(&http, 3).await.expect("an alert"));
+    }
+    got.sort();
+    assert_eq!(got, ["/down/nas", "/down/printer", "/up/router"]);
+    assert_eq!(alert(&http, 2).await, None, "once");
+    // Validation: other projects' checks, itself, cycles, garbage.
+    let nas = &children[0];
+    for (parents, message) in [
+        (nas.clone(), "a check cannot be its own parent".to_string()),
+        ("nope".into(), "invalid parent: nope".into()),
+        (
+            uuid::Uuid::new_v4().to_string(),
+            "invalid parent: ".to_string(),
+        ),
+    ] {
+        let (code, doc) = t
+            .call(
+                Method::POST,
+                &format!("/api/v3/checks/{nas}"),
+                Some(&json!({"parents": parents})),
+            )
+            .await;
+        assert_eq!(code, 400, "{parents}");
+        assert!(
+            doc["error"].as_str().expect("error").starts_with(&message),
+            "{doc}"
+        );
+    }
+    let (code, doc) = t
+        .call(
+            Method::POST,
+            &format!("/api/v3/checks/{router}"),
+            Some(&json!({"parents": nas})),
+        )
+        .await;
+    assert_eq!(code, 400);
+    assert_eq!(doc["error"], format!("parents would form a cycle: {nas}"));
+    // Removing the parent frees its children.
+    let (code, _) = t
+        .call(Method::DELETE, &format!("/api/v3/checks/{router}"), None)
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(t.get_check(nas).await["parents"], "");
+    t.shutdown().await;
+}
+
+/// A parent and its child whose deadlines both passed while the service was stopped go down
+/// in the same batch at start: the child's alert waits for the parent whichever is first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_and_child_going_down_in_one_batch_send_one_alert() {
+    let http = HttpReceiver::start().await;
+    let t = serve_at("2026-06-01T12:00:00Z", None, &http, true).await;
+    let router = t
+        .create(json!({"name": "router", "channels": "*", "timeout": 60, "grace": 60}))
+        .await["uuid"]
+        .as_str()
+        .expect("uuid")
+        .to_string();
+    let child = t
+        .create(
+            json!({"name": "nas", "channels": "*", "timeout": 60, "grace": 60,
+                       "parents": router}),
+        )
+        .await["uuid"]
+        .as_str()
+        .expect("uuid")
+        .to_string();
+    ping(&t, &child, "").await;
+    ping(&t, &router, "").await;
+    let dir = t.shutdown().await;
+    let t = serve_at("2026-06-01T12:05:00Z", Some(dir), &http, false).await;
+    assert_eq!(alert(&http, 3).await.as_deref(), Some("/down/router"));
+    assert_eq!(alert(&http, 2).await, None, "the child's waits");
+    assert_eq!(t.get_check(&child).await["status"], "down");
+    ping(&t, &router, "").await;
+    let mut got = vec![
+        alert(&http, 3).await.expect("alert"),
+        alert(&http, 3).await.expect("alert"),
+    ];
+    got.sort();
+    assert_eq!(got, ["/down/nas", "/up/router"]);
     t.shutdown().await;
 }

@@ -551,3 +551,47 @@ async fn snooze_from_the_check_page_and_end_it() {
     assert_eq!(s.get_check(&uuid).await["snoozed_until"], Value::Null);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_edit_form_sets_and_clears_parents() {
+    let s = TestServer::start().await;
+    let router = s.create(json!({"name": "router"})).await["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let nas = s.create(json!({"name": "nas"})).await["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let web = s.sign_in(&s.rw).await;
+    let (_, page) = web.get(&format!("/checks/{nas}/")).await;
+    assert!(page.contains(&format!(r#"<option value="{router}">router</option>"#)));
+    let edit = format!("/checks/{nas}/edit/");
+    let r = web
+        .post(&edit, &[("parents_listed", "1"), ("parent", &router)])
+        .await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(s.get_check(&nas).await["parents"], router.as_str());
+    let (_, page) = web.get(&format!("/checks/{nas}/")).await;
+    assert!(page.contains(&format!(
+        r#"<option value="{router}" selected>router</option>"#
+    )));
+    // A cycle is refused with the API's message.
+    let r = web
+        .post(
+            &format!("/checks/{router}/edit/"),
+            &[("parents_listed", "1"), ("parent", &nas)],
+        )
+        .await;
+    assert_eq!(r.status(), 400);
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .contains("parents would form a cycle")
+    );
+    let r = web.post(&edit, &[("parents_listed", "1")]).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(s.get_check(&nas).await["parents"], "");
+    s.stop().await;
+}

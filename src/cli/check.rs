@@ -103,6 +103,10 @@ pub struct CheckAddArgs {
     /// How long the quiet window stays open [default: 1h].
     #[arg(long, value_name = "DURATION")]
     pub quiet_duration: Option<String>,
+    /// Parent checks, comma-separated UUIDs: while one is down, this check's down alerts wait
+    /// for its recovery.
+    #[arg(long, value_name = "UUIDS")]
+    pub parents: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -268,6 +272,7 @@ pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
         ("failure_kw", &a.failure_kw),
         ("quiet_schedule", &a.quiet_schedule),
         ("quiet_tz", &a.quiet_tz),
+        ("parents", &a.parents),
     ];
     for (field, value) in strings {
         if let Some(v) = value {
@@ -387,6 +392,13 @@ fn rules_text(c: &Check) -> String {
             friendly(q.duration),
             q.schedule,
             q.tz
+        ));
+    }
+    if !c.parents.is_empty() {
+        rules.push(format!(
+            "down alerts wait while a parent is down ({} parent{})",
+            c.parents.len(),
+            if c.parents.len() == 1 { "" } else { "s" }
         ));
     }
     if let Some(until) = c.snoozed_until {

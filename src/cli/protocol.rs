@@ -219,6 +219,7 @@ pub(crate) struct CheckSpec {
     pub quiet_schedule: Option<String>,
     pub quiet_tz: Option<String>,
     pub quiet_duration: Option<String>,
+    pub parents: Option<String>,
     pub json: bool,
 }
 
@@ -701,6 +702,7 @@ impl From<CheckAddArgs> for CheckSpec {
             quiet_schedule: a.quiet_schedule,
             quiet_tz: a.quiet_tz,
             quiet_duration: a.quiet_duration,
+            parents: a.parents,
             json: a.json,
         }
     }
@@ -734,6 +736,7 @@ impl From<CheckSpec> for CheckAddArgs {
             quiet_schedule: s.quiet_schedule,
             quiet_tz: s.quiet_tz,
             quiet_duration: s.quiet_duration,
+            parents: s.parents,
             json: s.json,
         }
     }

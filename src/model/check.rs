@@ -123,20 +123,23 @@ pub struct Check {
     pub snoozed_until: Option<Timestamp>,
     /// A recurring quiet window: alerts are held while it is open, as by a snooze.
     pub quiet: Option<QuietWindow>,
-    /// The alert a snooze or quiet window is holding back (`model::snooze`).
+    /// Checks of the same project this one depends on: while one of them is down, this
+    /// check's down alerts wait for its recovery. Sorted.
+    pub parents: Vec<Uuid>,
+    /// The alert that quiet time or a down parent is holding back (`model::snooze`).
     pub(crate) held: Option<HeldAlert>,
 }
 
-/// What a snooze or quiet window held back: receivers were last told `told`; the check has
-/// since become `new` at `at` for `reason`. At `until` (the end of the quiet time) it is sent
-/// once if the two differ in being down.
+/// What quiet time or a down parent held back: receivers were last told `told`; the check has
+/// since become `new` at `at` for `reason`. At `until` (the end of the quiet time; `None`:
+/// when the parents recover) it is sent once if the two differ in being down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldAlert {
     pub told: StoredStatus,
     pub new: StoredStatus,
     pub at: Timestamp,
     pub reason: String,
-    pub until: Timestamp,
+    pub until: Option<Timestamp>,
 }
 
 /// A window that opens at every fire time of a cron or OnCalendar `schedule` in `tz` and
@@ -206,6 +209,7 @@ impl Check {
             min_duration: 0,
             snoozed_until: None,
             quiet: None,
+            parents: Vec::new(),
             held: None,
         }
     }
@@ -219,6 +223,7 @@ impl Check {
             && self.min_duration == 0
             && self.snoozed_until.is_none()
             && self.quiet.is_none()
+            && self.parents.is_empty()
             && self.held.is_none()
     }
 
@@ -230,7 +235,7 @@ impl Check {
     /// The next moment the deadline engine must look at the check: when it goes down, or when
     /// the quiet time that holds an alert ends. `None` when nothing is due.
     pub(crate) fn next_attention(&self) -> Option<Timestamp> {
-        let release = self.held.as_ref().map(|h| h.until);
+        let release = self.held.as_ref().and_then(|h| h.until);
         match (self.alert_after(), release) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

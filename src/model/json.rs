@@ -124,6 +124,15 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
         "quiet_duration".into(),
         json!(quiet.map_or(0, |q| q.duration)),
     );
+    // Parent UUIDs are shown to read-write keys only, like the check's own UUID.
+    if !read_only {
+        let parents: Vec<String> = check
+            .parents
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        m.insert("parents".into(), json!(parents.join(",")));
+    }
     Value::Object(m)
 }
 
@@ -245,7 +254,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 36);
+        assert_eq!(keys.len(), 37);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
         assert_eq!(
@@ -269,7 +278,8 @@ mod tests {
                 "snoozed_until",
                 "quiet_schedule",
                 "quiet_tz",
-                "quiet_duration"
+                "quiet_duration",
+                "parents"
             ]
         );
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);

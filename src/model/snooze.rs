@@ -1,7 +1,9 @@
-//! Quiet time: a snooze (until a moment) or a recurring quiet window (a schedule and a
-//! length). While quiet, a check records pings, status and flips as always but its alerts
-//! are held; when the quiet time ends, one alert says where the check stands if that
-//! differs from what its receivers were last told. Plain functions of the check and `now`.
+//! Held alerts: quiet time (a snooze until a moment, a recurring quiet window) and down
+//! parents. While quiet, a check records pings, status and flips as always but its alerts
+//! are held; while one of its parents is down, its down alerts are held. When the quiet time
+//! ends and no parent is down, one alert says where the check stands if that differs from
+//! what its receivers were last told. Plain functions of the check, `now` and whether a
+//! parent is down (the caller looks the parents up).
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value};
@@ -95,46 +97,56 @@ fn quiet_end(check: &Check, t: Timestamp) -> Option<Timestamp> {
     end
 }
 
-/// Whether `flip`'s alert is held rather than sent: a notifying flip of a quiet check.
-pub(crate) fn holds(check: &Check, flip: &Flip, now: Timestamp) -> bool {
-    flip.notifies() && is_quiet(check, now)
+/// Whether `flip`'s alert is held rather than sent: a notifying flip of a quiet check, a
+/// down flip while a parent is down, or any notifying flip while an alert is held already
+/// (it joins that one, so receivers never hear a recovery of a fall they were not told of).
+pub(crate) fn holds(check: &Check, flip: &Flip, now: Timestamp, parent_down: bool) -> bool {
+    flip.notifies()
+        && (is_quiet(check, now)
+            || check.held.is_some()
+            || (parent_down && flip.new_status == StoredStatus::Down))
 }
 
-/// Keeps `flip`'s alert back until the quiet time ends: what receivers were told stays that
-/// of the first held alert, the state becomes the flip's.
-pub(crate) fn hold(check: &mut Check, flip: &Flip, now: Timestamp) {
+/// Keeps `flip`'s alert back: what receivers were told stays that of the first held alert,
+/// the state becomes the flip's; it waits for the end of the quiet time, else for the
+/// parents (`until` None), else for the engine to send it at once.
+pub(crate) fn hold(check: &mut Check, flip: &Flip, now: Timestamp, parent_down: bool) {
     let told = check.held.as_ref().map_or(flip.old_status, |h| h.told);
+    let until = quiet_end(check, now).or((!parent_down).then_some(now));
     check.held = Some(HeldAlert {
         told,
         new: flip.new_status,
         at: flip.created,
         reason: flip.reason.clone(),
-        until: quiet_end(check, now).unwrap_or(now),
+        until,
     });
 }
 
 /// Snoozes the check until `until`, or ends its snooze (`None`, or a moment not after
-/// `now`). An alert held meanwhile is then due at the new end of the quiet time: now (see
-/// [`release`]) when nothing keeps the check quiet.
+/// `now`). An alert held meanwhile is then due when nothing holds it any more (see
+/// [`release`]).
 pub(crate) fn snooze(
     check: &mut Check,
     until: Option<Timestamp>,
     now: Timestamp,
+    parent_down: bool,
 ) -> Option<HeldAlert> {
     check.snoozed_until = until.filter(|u| *u > now);
-    release(check, now)
+    release(check, now, parent_down)
 }
 
-/// When the quiet time may have ended: clears a snooze that is over and answers the held
-/// alert to send, if the check's state (down or not) differs from what its receivers were
-/// last told. While still quiet, the held alert waits for the new end of the quiet time.
-pub(crate) fn release(check: &mut Check, now: Timestamp) -> Option<HeldAlert> {
+/// When what held an alert may have ended (the quiet time, a parent's fall): clears a snooze
+/// that is over and answers the held alert to send, if the check's state (down or not)
+/// differs from what its receivers were last told. While the check is still quiet or a
+/// parent still down, the alert waits on, for the new end of the quiet time or the parents.
+pub(crate) fn release(check: &mut Check, now: Timestamp, parent_down: bool) -> Option<HeldAlert> {
     if !check.is_snoozed(now) {
         check.snoozed_until = None;
     }
-    if let Some(end) = quiet_end(check, now) {
+    let quiet = quiet_end(check, now);
+    if quiet.is_some() || parent_down {
         if let Some(held) = check.held.as_mut() {
-            held.until = end;
+            held.until = quiet;
         }
         return None;
     }
@@ -181,6 +193,7 @@ mod tests {
             &mut c,
             Some(ts("2026-01-01T02:00:00Z")),
             ts("2026-01-01T00:00:00Z"),
+            false,
         );
         c
     }
@@ -282,41 +295,78 @@ mod tests {
     fn an_alert_held_in_a_window_waits_for_its_end_and_a_snooze_that_follows() {
         let mut c = windowed("0 2 * * *", "UTC", 3600);
         let down = flip(StoredStatus::Up, StoredStatus::Down, "2026-01-05T02:30:00Z");
-        assert!(holds(&c, &down, ts("2026-01-05T02:30:00Z")));
-        hold(&mut c, &down, ts("2026-01-05T02:30:00Z"));
+        assert!(holds(&c, &down, ts("2026-01-05T02:30:00Z"), false));
+        hold(&mut c, &down, ts("2026-01-05T02:30:00Z"), false);
         assert_eq!(c.next_attention(), Some(ts("2026-01-05T03:00:00Z")));
         // A snooze from 02:45 to 04:00 joins the window: the held alert waits for both.
         assert_eq!(
             snooze(
                 &mut c,
                 Some(ts("2026-01-05T04:00:00Z")),
-                ts("2026-01-05T02:45:00Z")
+                ts("2026-01-05T02:45:00Z"),
+                false
             ),
             None
         );
         assert_eq!(c.next_attention(), Some(ts("2026-01-05T04:00:00Z")));
         assert_eq!(
-            release(&mut c, ts("2026-01-05T03:00:00Z")),
+            release(&mut c, ts("2026-01-05T03:00:00Z"), false),
             None,
             "still snoozed"
         );
         assert_eq!(c.next_attention(), Some(ts("2026-01-05T04:00:00Z")));
         // The service was stopped over the end: at start, once.
-        let sent = release(&mut c, ts("2026-01-05T09:00:00Z")).expect("still down");
+        let sent = release(&mut c, ts("2026-01-05T09:00:00Z"), false).expect("still down");
         assert_eq!(sent.new, StoredStatus::Down);
-        assert_eq!(release(&mut c, ts("2026-01-05T09:00:01Z")), None);
+        assert_eq!(release(&mut c, ts("2026-01-05T09:00:01Z"), false), None);
         assert_eq!(c.next_attention(), None);
+    }
+
+    #[test]
+    fn a_down_parent_holds_down_alerts_until_it_recovers() {
+        let mut c = windowed("0 3 1 1 *", "UTC", 60);
+        c.quiet = None;
+        let now = ts("2026-01-05T10:00:00Z");
+        let down = flip(StoredStatus::Up, StoredStatus::Down, "2026-01-05T10:00:00Z");
+        assert!(!holds(&c, &down, now, false), "no parent down: sent");
+        assert!(holds(&c, &down, now, true));
+        hold(&mut c, &down, now, true);
+        assert_eq!(
+            c.next_attention(),
+            c.alert_after(),
+            "no deadline: the parent's flip"
+        );
+        assert_eq!(release(&mut c, now, true), None, "the parent is still down");
+        // Its own recovery while the parent is down joins the held alert.
+        let up = flip(StoredStatus::Down, StoredStatus::Up, "2026-01-05T10:05:00Z");
+        assert!(holds(&c, &up, now, true));
+        let mut recovered = c.clone();
+        hold(&mut recovered, &up, now, true);
+        assert_eq!(release(&mut recovered, now, false), None, "told up, is up");
+        // Still down when the parent recovers: one alert then.
+        let sent = release(&mut c, ts("2026-01-05T11:00:00Z"), false).expect("still down");
+        assert_eq!(
+            (sent.told, sent.new),
+            (StoredStatus::Up, StoredStatus::Down)
+        );
+        assert!(c.held.is_none());
+        // An up flip with nothing held is not held by a down parent.
+        assert!(!holds(&c, &up, now, true));
     }
 
     #[test]
     fn a_check_still_down_at_the_end_alerts_once() {
         let mut c = snoozed();
         let down = flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T01:00:00Z");
-        assert!(holds(&c, &down, ts("2026-01-01T01:00:00Z")));
-        hold(&mut c, &down, ts("2026-01-01T01:00:00Z"));
+        assert!(holds(&c, &down, ts("2026-01-01T01:00:00Z"), false));
+        hold(&mut c, &down, ts("2026-01-01T01:00:00Z"), false);
         assert_eq!(c.next_attention(), Some(ts("2026-01-01T02:00:00Z")));
-        assert_eq!(release(&mut c, ts("2026-01-01T01:59:59Z")), None, "not yet");
-        let sent = release(&mut c, ts("2026-01-01T02:00:00Z")).expect("still down");
+        assert_eq!(
+            release(&mut c, ts("2026-01-01T01:59:59Z"), false),
+            None,
+            "not yet"
+        );
+        let sent = release(&mut c, ts("2026-01-01T02:00:00Z"), false).expect("still down");
         assert_eq!(
             (sent.told, sent.new, sent.at, sent.reason.as_str()),
             (
@@ -327,7 +377,11 @@ mod tests {
             )
         );
         assert_eq!((c.snoozed_until, c.held.as_ref()), (None, None));
-        assert_eq!(release(&mut c, ts("2026-01-01T03:00:00Z")), None, "once");
+        assert_eq!(
+            release(&mut c, ts("2026-01-01T03:00:00Z"), false),
+            None,
+            "once"
+        );
         assert!(c.has_default_rules());
     }
 
@@ -338,13 +392,15 @@ mod tests {
             &mut c,
             &flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T00:10:00Z"),
             ts("2026-01-01T00:10:00Z"),
+            false,
         );
         hold(
             &mut c,
             &flip(StoredStatus::Down, StoredStatus::Up, "2026-01-01T00:20:00Z"),
             ts("2026-01-01T00:20:00Z"),
+            false,
         );
-        assert_eq!(release(&mut c, ts("2026-01-01T02:00:00Z")), None);
+        assert_eq!(release(&mut c, ts("2026-01-01T02:00:00Z"), false), None);
     }
 
     #[test]
@@ -355,8 +411,9 @@ mod tests {
             &mut c,
             &flip(StoredStatus::Down, StoredStatus::Up, "2026-01-01T00:30:00Z"),
             ts("2026-01-01T00:30:00Z"),
+            false,
         );
-        let sent = release(&mut c, ts("2026-01-01T02:00:00Z")).expect("told down, now up");
+        let sent = release(&mut c, ts("2026-01-01T02:00:00Z"), false).expect("told down, now up");
         assert_eq!(sent.new, StoredStatus::Up);
     }
 
@@ -365,7 +422,7 @@ mod tests {
         let mut c = snoozed();
         let up = flip(StoredStatus::New, StoredStatus::Up, "2026-01-01T00:05:00Z");
         assert!(
-            !holds(&c, &up, ts("2026-01-01T00:05:00Z")),
+            !holds(&c, &up, ts("2026-01-01T00:05:00Z"), false),
             "new -> up never notifies"
         );
         assert_eq!(
@@ -377,12 +434,13 @@ mod tests {
             &mut c,
             &flip(StoredStatus::Up, StoredStatus::Down, "2026-01-01T00:10:00Z"),
             ts("2026-01-01T00:10:00Z"),
+            false,
         );
-        let sent = snooze(&mut c, None, ts("2026-01-01T00:15:00Z")).expect("released");
+        let sent = snooze(&mut c, None, ts("2026-01-01T00:15:00Z"), false).expect("released");
         assert_eq!(sent.new, StoredStatus::Down);
         let after = flip(StoredStatus::Down, StoredStatus::Up, "2026-01-01T00:20:00Z");
         assert!(
-            !holds(&c, &after, ts("2026-01-01T00:20:00Z")),
+            !holds(&c, &after, ts("2026-01-01T00:20:00Z"), false),
             "no longer snoozed"
         );
         // A moment in the past ends a snooze too.
@@ -391,7 +449,8 @@ mod tests {
             snooze(
                 &mut c,
                 Some(ts("2025-01-01T00:00:00Z")),
-                ts("2026-01-01T00:00:00Z")
+                ts("2026-01-01T00:00:00Z"),
+                false
             ),
             None
         );

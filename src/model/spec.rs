@@ -61,6 +61,8 @@ pub struct CheckSpec {
     pub quiet_schedule: Option<String>,
     pub quiet_tz: Option<&'static str>,
     pub quiet_duration: Option<i64>,
+    /// Comma-separated UUIDs of parent checks (resolved by the service, as `channels`).
+    pub parents: Option<String>,
 }
 
 /// The first validation error of a body; `Display` gives the message without its prefix.
@@ -260,6 +262,7 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
         },
     };
     spec.quiet_duration = integer(body, "quiet_duration", 1, MAX_RUN_BOUND_SECS)?;
+    spec.parents = string(body, "parents", None)?;
     Ok(spec)
 }
 

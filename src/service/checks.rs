@@ -138,10 +138,17 @@ fn store_updated(
         }
         None => None,
     };
+    let parents = match &spec.parents {
+        Some(value) => Some(resolve_parents(ctx.state, current, value)?),
+        None => None,
+    };
     let mut check = current.clone();
     spec::apply(&mut check, spec, version)?;
     if let Some(channels) = channels {
         check.channels = channels;
+    }
+    if let Some(parents) = parents {
+        check.parents = parents;
     }
     ctx.txn
         .put_check(&check, (!is_new).then_some(current.slug.as_str()))?;
@@ -149,8 +156,50 @@ fn store_updated(
         ctx.txn.set_links(check.uuid, &check.channels)?;
     }
     ctx.state.put_check(check.clone());
+    if check.held.is_some() && check.parents != current.parents {
+        // A parent it waited for may be gone from the list.
+        crate::service::flips::release_held(ctx, &check.uuid)?;
+    }
     ctx.touch(check.uuid);
-    Ok(check)
+    Ok(ctx.state.check(&check.uuid).cloned().unwrap_or(check))
+}
+
+/// The parents `value` names for `check` (comma-separated UUIDs, `""` for none): checks of
+/// its project other than itself, and none that has `check` among its own ancestors.
+fn resolve_parents(state: &State, check: &Check, value: &str) -> Result<Vec<Uuid>, ServiceError> {
+    let mut chosen = BTreeSet::new();
+    for item in value.split(',').filter(|s| !s.is_empty()) {
+        let parent = Uuid::parse_str(item.trim())
+            .ok()
+            .and_then(|u| state.check(&u))
+            .filter(|p| p.project == check.project)
+            .ok_or_else(|| ServiceError::BadRequest(format!("invalid parent: {item}")))?;
+        if parent.uuid == check.uuid {
+            return Err(ServiceError::BadRequest(
+                "a check cannot be its own parent".into(),
+            ));
+        }
+        // Walk up from the parent: meeting `check` would make a cycle.
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![parent.uuid];
+        while let Some(at) = todo.pop() {
+            if at == check.uuid {
+                return Err(ServiceError::BadRequest(format!(
+                    "parents would form a cycle: {item}"
+                )));
+            }
+            if seen.insert(at) {
+                todo.extend(
+                    state
+                        .check(&at)
+                        .map(|c| c.parents.clone())
+                        .unwrap_or_default(),
+                );
+            }
+        }
+        chosen.insert(parent.uuid);
+    }
+    Ok(chosen.into_iter().collect())
 }
 
 /// Pause and resume: a new stored status with its (silent) flip; a running start is dropped.
@@ -268,8 +317,25 @@ impl Service {
             let check = owned(ctx.state, &project, &uuid)?.clone();
             // Journaled pings must not outlive their check.
             crate::service::journal::drop_check(ctx, &uuid)?;
+            // Its children no longer wait for it.
+            let children: Vec<Uuid> = ctx
+                .state
+                .checks_of(&project)
+                .filter(|c| c.parents.contains(&uuid))
+                .map(|c| c.uuid)
+                .collect();
+            for child in &children {
+                if let Some(c) = ctx.state.check_mut(child) {
+                    c.parents.retain(|p| *p != uuid);
+                    ctx.txn.put_check(c, Some(&c.slug))?;
+                }
+            }
             ctx.txn.delete_check(&check)?;
             ctx.state.remove_check(&uuid);
+            for child in &children {
+                crate::service::flips::release_held(ctx, child)?;
+                ctx.touch(*child);
+            }
             ctx.touch(uuid);
             let mut gone = check;
             gone.channels.clear();

@@ -16,6 +16,9 @@ use crate::service::{Service, ServiceError, WriteCtx};
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
 pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), ServiceError> {
     ctx.txn.put_flip(flip)?;
+    if flip.old_status == StoredStatus::Down && flip.new_status != StoredStatus::Down {
+        release_children(ctx, flip.check)?;
+    }
     let (name, channels) = ctx
         .state
         .check(&flip.check)
@@ -35,14 +38,22 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
         return Ok(());
     }
     let now = ctx.now;
+    let parent_down = ctx
+        .state
+        .check(&flip.check)
+        .is_some_and(|c| any_parent_down(ctx.state, c));
     if let Some(check) = ctx
         .state
         .check_mut(&flip.check)
-        .filter(|c| snooze::holds(c, flip, now))
+        .filter(|c| snooze::holds(c, flip, now, parent_down))
     {
-        snooze::hold(check, flip, now);
+        snooze::hold(check, flip, now, parent_down);
         ctx.txn.put_check(check, Some(&check.slug))?;
-        tracing::info!(check = %flip.check, name = %name, "check is quiet (snoozed or in its quiet window): its alert is held");
+        tracing::info!(
+            check = %flip.check,
+            name = %name,
+            "check is quiet or a parent is down: its alert is held"
+        );
         return Ok(());
     }
     queue_alert(ctx, flip, &name, channels)
@@ -146,6 +157,7 @@ impl Service {
     /// rescheduled or paused meanwhile) is only rescheduled. Called by the deadline engine.
     pub(crate) async fn time_out(&self, checks: Vec<Uuid>) -> Result<(), ServiceError> {
         self.write(move |ctx| {
+            let mut flips = Vec::new();
             for uuid in &checks {
                 ctx.touch(*uuid);
                 let now = ctx.now;
@@ -154,8 +166,15 @@ impl Service {
                 };
                 if let Some(flip) = time_out(check, now) {
                     ctx.txn.put_check(check, Some(&check.slug))?;
-                    record_flip(ctx, &flip)?;
+                    flips.push(flip);
                 }
+            }
+            // Every status first, then the flips' alerts: a child and its parent going down
+            // in the same batch hold the child's alert whichever comes first.
+            for flip in &flips {
+                record_flip(ctx, flip)?;
+            }
+            for uuid in &checks {
                 release_held(ctx, uuid)?;
             }
             Ok(())
@@ -174,12 +193,16 @@ impl Service {
     ) -> Result<Check, ServiceError> {
         self.write(move |ctx| {
             let now = ctx.now;
+            let parent_down = ctx
+                .state
+                .check(&uuid)
+                .is_some_and(|c| any_parent_down(ctx.state, c));
             let check = ctx
                 .state
                 .check_mut(&uuid)
                 .filter(|c| c.project == project)
                 .ok_or(ServiceError::NotFound)?;
-            let released = snooze::snooze(check, until, now);
+            let released = snooze::snooze(check, until, now, parent_down);
             ctx.txn.put_check(check, Some(&check.slug))?;
             let check = check.clone();
             if let Some(held) = released {
@@ -194,21 +217,53 @@ impl Service {
 
 /// Sends what the quiet time of `uuid` held, if it has ended (called when its deadline
 /// passes).
-fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError> {
+pub(crate) fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError> {
     let now = ctx.now;
+    let parent_down = ctx
+        .state
+        .check(uuid)
+        .is_some_and(|c| any_parent_down(ctx.state, c));
     let Some(check) = ctx.state.check_mut(uuid) else {
         return Ok(());
     };
     if check.held.is_none() {
         return Ok(());
     }
-    let released = snooze::release(check, now);
+    let released = snooze::release(check, now, parent_down);
     ctx.txn.put_check(check, Some(&check.slug))?;
     let check = check.clone();
     match released {
         Some(held) => send_held(ctx, &check, held),
         None => Ok(()),
     }
+}
+
+/// Whether one of `check`'s parents is down (a removed parent is not).
+fn any_parent_down(state: &crate::service::state::State, check: &Check) -> bool {
+    check.parents.iter().any(|p| {
+        state
+            .check(p)
+            .is_some_and(|parent| parent.status == StoredStatus::Down)
+    })
+}
+
+/// A parent is no longer down (it recovered, was paused or removed): its children's held
+/// alerts go out if nothing else holds them.
+pub(crate) fn release_children(ctx: &mut WriteCtx<'_>, parent: Uuid) -> Result<(), ServiceError> {
+    let Some(project) = ctx.state.check(&parent).map(|c| c.project) else {
+        return Ok(());
+    };
+    let children: Vec<Uuid> = ctx
+        .state
+        .checks_of(&project)
+        .filter(|c| c.held.is_some() && c.parents.contains(&parent))
+        .map(|c| c.uuid)
+        .collect();
+    for child in &children {
+        release_held(ctx, child)?;
+        ctx.touch(*child);
+    }
+    Ok(())
 }
 
 /// Queues a released alert as its flip's alert would have been.

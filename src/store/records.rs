@@ -256,6 +256,7 @@ pub(crate) struct CheckRulesRecord {
     pub(crate) min_duration: i64,
     pub(crate) snoozed_until_us: Option<i64>,
     pub(crate) quiet: Option<QuietRecord>,
+    pub(crate) parents: Vec<u128>,
     pub(crate) held: Option<HeldRecord>,
 }
 
@@ -274,7 +275,7 @@ pub(crate) struct HeldRecord {
     pub(crate) new: u8,
     pub(crate) at_us: i64,
     pub(crate) reason: String,
-    pub(crate) until_us: i64,
+    pub(crate) until_us: Option<i64>,
 }
 
 /// A check's record: [`RECORD_V1`] and its [`CheckRecord`] when its rules are the defaults,
@@ -295,12 +296,13 @@ pub(crate) fn encode_check(check: &Check) -> Result<Vec<u8>, StoreError> {
             tz: q.tz.clone(),
             duration: q.duration,
         }),
+        parents: check.parents.iter().map(Uuid::as_u128).collect(),
         held: check.held.as_ref().map(|h| HeldRecord {
             told: status_code(h.told),
             new: status_code(h.new),
             at_us: to_micros(h.at),
             reason: h.reason.clone(),
-            until_us: to_micros(h.until),
+            until_us: h.until.map(to_micros),
         }),
     };
     let mut out = vec![CHECK_RECORD_V2];
@@ -342,11 +344,12 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
             new: status_from(h.new)?,
             at: from_micros(h.at_us),
             reason: h.reason,
-            until: from_micros(h.until_us),
+            until: h.until_us.map(from_micros),
         }),
     };
     // Compiled here, as the window is read: unlike the check's own schedule it has no
     // other place that compiles it at load.
+    check.parents = rules.parents.into_iter().map(Uuid::from_u128).collect();
     check.quiet = rules
         .quiet
         .map(|q| crate::model::check::QuietWindow::new(&q.schedule, &q.tz, q.duration));
@@ -408,6 +411,7 @@ impl CheckRecord {
             min_duration: 0,
             snoozed_until: None,
             quiet: None,
+            parents: Vec::new(),
             held: None,
         })
     }

@@ -895,7 +895,7 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         new: StoredStatus::Down,
         at: at(4_000_000),
         reason: "timeout".into(),
-        until: at(5_000_000),
+        until: Some(at(5_000_000)),
     });
     ruled.quiet = Some(crate::model::check::QuietWindow::new(
         "Sun 02:00",

@@ -136,7 +136,10 @@ pub struct DumpCheck {
     pub quiet_tz: String,
     #[serde(default)]
     pub quiet_duration: i64,
-    /// An alert a snooze or quiet window holds, sent at its end.
+    /// Parent checks (of the same project: an export is consistent).
+    #[serde(default)]
+    pub parents: Vec<Uuid>,
+    /// An alert that quiet time or a down parent holds.
     #[serde(default)]
     pub held: Option<DumpHeld>,
 }
@@ -149,7 +152,8 @@ pub struct DumpHeld {
     pub new: String,
     pub at: String,
     pub reason: String,
-    pub until: String,
+    /// The end of the quiet time it waits for; none when it waits for the parents.
+    pub until: Option<String>,
 }
 
 fn utc() -> String {
@@ -352,12 +356,13 @@ pub(crate) fn dump_check(c: &Check) -> DumpCheck {
             .unwrap_or_default(),
         quiet_tz: c.quiet.as_ref().map_or_else(utc, |q| q.tz.clone()),
         quiet_duration: c.quiet.as_ref().map_or(0, |q| q.duration),
+        parents: c.parents.clone(),
         held: c.held.as_ref().map(|h| DumpHeld {
             told: h.told.as_str().to_string(),
             new: h.new.as_str().to_string(),
             at: ts(h.at),
             reason: h.reason.clone(),
-            until: ts(h.until),
+            until: h.until.map(ts),
         }),
     }
 }
@@ -508,6 +513,13 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
     check.last_start_rid = d.last_start_rid;
     check.last_duration = d.last_duration_us.map(SignedDuration::from_micros);
     check.fails_in_row = d.fails_in_row;
+    if d.parents.contains(&d.uuid) {
+        return Err(DumpError("a check cannot be its own parent".into()));
+    }
+    let mut parents = d.parents.clone();
+    parents.sort();
+    parents.dedup();
+    check.parents = parents;
     check.snoozed_until = d
         .snoozed_until
         .as_deref()
@@ -523,7 +535,11 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
                 new: status(&h.new)?,
                 at: parse_ts(&h.at, "held.at")?,
                 reason: h.reason.clone(),
-                until: parse_ts(&h.until, "held.until")?,
+                until: h
+                    .until
+                    .as_deref()
+                    .map(|t| parse_ts(t, "held.until"))
+                    .transpose()?,
             })
         }
     };
@@ -568,6 +584,7 @@ mod tests {
         c.max_duration = 5400;
         c.min_duration = 30;
         c.snoozed_until = Some(t);
+        c.parents = vec![Uuid::from_u128(99)];
         c.quiet = Some(crate::model::check::QuietWindow::new(
             "Sun 02:00",
             "Europe/Riga",
@@ -578,7 +595,7 @@ mod tests {
             new: StoredStatus::Down,
             at: t,
             reason: "fail".into(),
-            until: t,
+            until: Some(t),
         });
         c
     }
@@ -648,6 +665,7 @@ mod tests {
             (3, 2, 5400, 30)
         );
         assert_eq!((got.snoozed_until, &got.held), (c.snoozed_until, &c.held));
+        assert_eq!(got.parents, c.parents);
         let q = got.quiet.as_ref().expect("quiet window");
         assert_eq!(
             (q.schedule.as_str(), q.tz.as_str(), q.duration),
@@ -711,6 +729,7 @@ mod tests {
             "quiet_schedule",
             "quiet_tz",
             "quiet_duration",
+            "parents",
             "held",
         ] {
             assert!(check.remove(field).is_some(), "{field} is exported");

@@ -483,6 +483,7 @@ mod tests {
             quiet_schedule: String::new(),
             quiet_tz: "UTC".into(),
             quiet_duration: 0,
+            parents: Vec::new(),
             held: None,
         }
     }

@@ -104,6 +104,12 @@ pub(crate) fn check_object(form: &Form) -> Map<String, Value> {
         obj.remove("schedule");
         obj.remove("tz");
     }
+    if form.get("parents_listed").is_some() {
+        obj.insert(
+            "parents".into(),
+            Value::String(form.all("parent").join(",")),
+        );
+    }
     if form.get("channels_listed").is_some() {
         obj.insert(
             "channels".into(),

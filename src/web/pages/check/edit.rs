@@ -23,6 +23,32 @@ use crate::web::router::CheckId;
 /// Fire times a schedule preview lists.
 pub(crate) const FIRES_SHOWN: usize = 5;
 
+/// Another check of the project, as an option of the form's parents list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParentOption {
+    pub uuid: String,
+    pub name: String,
+    pub selected: bool,
+}
+
+fn parent_options(
+    others: &[(Uuid, String)],
+    selected: impl Fn(&Uuid) -> bool,
+) -> Vec<ParentOption> {
+    others
+        .iter()
+        .map(|(uuid, name)| ParentOption {
+            uuid: uuid.to_string(),
+            name: if name.is_empty() {
+                uuid.to_string()
+            } else {
+                name.clone()
+            },
+            selected: selected(uuid),
+        })
+        .collect()
+}
+
 /// A channel of the project, as a checkbox of the form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChannelBox {
@@ -61,6 +87,7 @@ pub(crate) struct EditForm {
     pub quiet_schedule: String,
     pub quiet_tz: String,
     pub quiet_duration: String,
+    pub parents: Vec<ParentOption>,
     pub channels: Vec<ChannelBox>,
 }
 
@@ -78,7 +105,11 @@ fn boxes(channels: &[&Channel], checked: impl Fn(&Uuid) -> bool) -> Vec<ChannelB
 
 impl EditForm {
     /// The form of `check` as it is.
-    pub(crate) fn of_check(check: &Check, channels: &[&Channel]) -> EditForm {
+    pub(crate) fn of_check(
+        check: &Check,
+        channels: &[&Channel],
+        others: &[(Uuid, String)],
+    ) -> EditForm {
         EditForm {
             name: check.name.clone(),
             slug: check.slug.clone(),
@@ -114,12 +145,13 @@ impl EditForm {
                 .quiet
                 .as_ref()
                 .map_or_else(|| "3600".to_string(), |q| q.duration.to_string()),
+            parents: parent_options(others, |u| check.parents.contains(u)),
             channels: boxes(channels, |u| check.channels.contains(u)),
         }
     }
 
     /// The form as it was sent, to show again with the API's message.
-    pub(crate) fn typed(form: &Form, channels: &[&Channel]) -> EditForm {
+    pub(crate) fn typed(form: &Form, channels: &[&Channel], others: &[(Uuid, String)]) -> EditForm {
         let text = |name: &str| form.get(name).unwrap_or("").to_string();
         let on = |name: &str| {
             form.all(name)
@@ -152,6 +184,9 @@ impl EditForm {
             quiet_schedule: text("quiet_schedule"),
             quiet_tz: text("quiet_tz"),
             quiet_duration: text("quiet_duration"),
+            parents: parent_options(others, |u| {
+                form.all("parent").contains(&u.to_string().as_str())
+            }),
             channels: boxes(channels, |u| picked.contains(&u.to_string().as_str())),
         }
     }
@@ -286,7 +321,7 @@ mod tests {
         };
         let mut other = ch.clone();
         other.uuid = Uuid::from_u128(2);
-        let form = EditForm::typed(&f, &[&ch, &other]);
+        let form = EditForm::typed(&f, &[&ch, &other], &[]);
         assert_eq!(form.name, "db");
         assert!(form.simple);
         assert_eq!(form.timeout, "abc");

@@ -219,13 +219,18 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
     let (uuid, grant) = ctx.check(id)?;
     let read_only = grant.read_only;
     let service = &ctx.site.app.service;
-    let (check, ping_key, channels) = service
+    let (check, ping_key, channels, others) = service
         .read(|s| {
             let check = s.check(&uuid)?.clone();
             let project = s.project(&check.project)?;
             let channels: Vec<crate::model::Channel> =
                 s.channels_of(&check.project).into_iter().cloned().collect();
-            Some((check, project.ping_key.clone(), channels))
+            let others: Vec<(Uuid, String)> = s
+                .checks_of(&check.project)
+                .filter(|c| c.uuid != check.uuid)
+                .map(|c| (c.uuid, c.name.clone()))
+                .collect();
+            Some((check, project.ping_key.clone(), channels, others))
         })
         .ok_or(WebError::NotFound)?;
     let now = service.now();
@@ -246,8 +251,8 @@ async fn render(ctx: &Ctx<'_>, id: &CheckId, error: Option<String>) -> Result<St
     };
     let channel_refs: Vec<&crate::model::Channel> = channels.iter().collect();
     let form = (!read_only).then(|| match &error {
-        Some(_) => EditForm::typed(&ctx.form, &channel_refs),
-        None => EditForm::of_check(&check, &channel_refs),
+        Some(_) => EditForm::typed(&ctx.form, &channel_refs, &others),
+        None => EditForm::of_check(&check, &channel_refs, &others),
     });
     let preview_html = match &form {
         Some(f) if !f.schedule.trim().is_empty() => {
