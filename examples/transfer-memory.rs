@@ -86,6 +86,8 @@ fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
             quiet_duration: 0,
             parents: Vec::new(),
             held: None,
+            channel_events: std::collections::BTreeMap::default(),
+            late_seen: None,
         })?;
     }
     w.finish()?;

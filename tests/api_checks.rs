@@ -14,7 +14,7 @@ async fn create_with_defaults_has_the_reference_shape() {
     let (code, doc) = s.call(Method::POST, "/api/v3/checks/", None).await;
     assert_eq!(code, 201);
     let obj = doc.as_object().unwrap();
-    assert_eq!(obj.len(), 37);
+    assert_eq!(obj.len(), 38);
     let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     assert_eq!(keys[0], "name");
     assert_eq!(keys[28], "timeout");

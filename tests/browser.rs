@@ -221,6 +221,26 @@ impl Browser {
         assert_eq!(found, json!([]), "axe on {page}");
     }
 
+    /// Saves a screenshot of the element `css` as `target/screenshots/<name>.png`.
+    pub async fn element_screenshot(&self, css: &str, name: &str) {
+        let selector = serde_json::to_string(css).expect("json");
+        self.eval(&format!(
+            "document.querySelector({selector}).scrollIntoView({{block: 'center'}}); return 0;"
+        ))
+        .await;
+        let png = self
+            .client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .screenshot()
+            .await
+            .expect("element screenshot");
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot dir");
+        std::fs::write(dir.join(format!("{name}.png")), png).expect("write screenshot");
+    }
+
     /// Saves a screenshot of the whole page as `target/screenshots/<name>.png`.
     pub async fn screenshot(&self, name: &str, size: (u32, u32)) {
         self.client
@@ -486,6 +506,53 @@ async fn the_timeline_shows_the_pings() {
     assert_eq!(b.count("svg.timeline rect.run").await, 3, "three runs");
     assert_eq!(b.count("svg.timeline rect.run.failed").await, 1);
     b.screenshot("timeline-light-desktop", DESKTOP).await;
+    b.close().await;
+    s.stop().await;
+}
+
+/// What an integration sends for one check, chosen with the boxes under it in the edit form;
+/// the page passes axe with them.
+#[tokio::test]
+async fn the_events_an_integration_sends_are_ticked_in_the_edit_form() {
+    let Some(b) = browser(false).await else {
+        return;
+    };
+    let s = TestServer::start().await;
+    let pager = s.mail_channel().await.uuid;
+    let made = s
+        .create(json!({"name": "nightly", "timeout": 3600, "channels": "*"}))
+        .await;
+    let uuid = made["uuid"].as_str().expect("uuid");
+    b.sign_in(&s, &s.rw).await;
+    b.goto(&s.url(&format!("/checks/{uuid}/"))).await;
+    b.axe("check with integrations").await;
+    let late = format!("input[name='events-{pager}'][value='late']");
+    let up = format!("input[name='events-{pager}'][value='up']");
+    b.click(&late).await;
+    b.click(&up).await;
+    b.element_screenshot("form.edit-check fieldset:last-of-type", "check-edit-events")
+        .await;
+    b.click("form.edit-check button[type='submit']").await;
+    b.wait_for("!location.pathname.endsWith('/edit/')").await;
+    assert_eq!(
+        s.get_check(uuid).await["channel_events"],
+        json!({ pager.to_string(): "down,late" })
+    );
+    // The add form of a kind offers the channel's own set, down and up ticked.
+    let project = s
+        .service
+        .read(|st| st.project_by_name("default").expect("default").uuid);
+    b.goto(&s.url(&format!("/projects/{project}/integrations/")))
+        .await;
+    b.click("details.kind-form:nth-of-type(2) summary").await;
+    let ticked = "details.kind-form:nth-of-type(2) fieldset.events input:checked";
+    assert_eq!(b.count(ticked).await, 2);
+    b.axe("integrations with a form open").await;
+    b.element_screenshot(
+        "details.kind-form:nth-of-type(2) fieldset.events",
+        "integration-add-events",
+    )
+    .await;
     b.close().await;
     s.stop().await;
 }

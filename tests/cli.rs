@@ -347,7 +347,8 @@ fn channel_add_ls_rm_with_the_service_stopped() {
     let mail_id = mail["id"].as_str().expect("id").to_string();
     assert_eq!(
         mail,
-        json!({"id": mail_id, "name": "oncall", "kind": "email", "default_for_new": true, "assigned": 0})
+        json!({"id": mail_id, "name": "oncall", "kind": "email", "default_for_new": true, "assigned": 0,
+               "events": "down,up"})
     );
     assert_eq!(mail_id.len(), 36, "a UUID: {mail_id}");
 
@@ -370,7 +371,8 @@ fn channel_add_ls_rm_with_the_service_stopped() {
     let hook_id = hook["id"].as_str().expect("id").to_string();
     assert_eq!(
         hook,
-        json!({"id": hook_id, "name": "hook", "kind": "webhook", "default_for_new": true, "assigned": 0})
+        json!({"id": hook_id, "name": "hook", "kind": "webhook", "default_for_new": true, "assigned": 0,
+               "events": "down,up"})
     );
     assert_ne!(mail_id, hook_id);
 

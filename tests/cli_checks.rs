@@ -434,3 +434,66 @@ fn check_snooze_names_one_check_a_tag_or_all_and_end_ends_it() {
     );
     assert!(err.contains("name only the project"), "{err}");
 }
+
+#[test]
+fn channels_and_checks_choose_the_events_they_send() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    let add = |events: &str| {
+        overdue_in(
+            data,
+            &[
+                "channel",
+                "add",
+                "--kind",
+                "webhook",
+                "--name",
+                "ops",
+                "--url",
+                "http://127.0.0.1:9/x",
+                "--events",
+                events,
+                "--json",
+            ],
+        )
+    };
+    let err = fails(add("down,grace"), 1);
+    assert!(
+        err.contains("--events: unknown event \"grace\" (use down, up, late or failure)"),
+        "{err}"
+    );
+    let added: Value = serde_json::from_str(&add("down,late").ok()).expect("json");
+    assert_eq!(added["events"], "down,late");
+    let listed = json_of(data, &["channel", "ls", "--json"]);
+    assert_eq!(listed[0]["events"], "down,late");
+    // A check chooses its own for one channel; `show` says what each sends.
+    let run = overdue_in(data, &["check", "add", "--name", "x", "--events", "ops"]);
+    assert_eq!(run.code, Some(2), "a usage error");
+    assert!(
+        run.stderr.contains("expected CHANNEL=EVENTS"),
+        "{}",
+        run.stderr
+    );
+    let made = json_of(
+        data,
+        &[
+            "check",
+            "add",
+            "--name",
+            "db",
+            "--events",
+            "ops=down,failure",
+            "--json",
+        ],
+    );
+    let ops = added["id"].as_str().expect("id");
+    assert_eq!(made["channel_events"], json!({ ops: "down,failure" }));
+    let shown = ok(data, &["check", "show", "db"]);
+    assert!(
+        shown.contains("ops (webhook, sends down,failure)"),
+        "{shown}"
+    );
+    assert_eq!(serve.checks(&rw)[0]["channel_events"][ops], "down,failure");
+}

@@ -354,7 +354,7 @@ fn bulk_dump(n: usize) -> String {
                 "max_duration": (i % 2) * 600, "min_duration": 0, "snoozed_until": null,
                 "quiet_schedule": if i % 5 == 0 { "Sun 02:00" } else { "" },
                 "quiet_tz": "UTC", "quiet_duration": if i % 5 == 0 { 7200 } else { 0 },
-                "parents": [], "held": null,
+                "parents": [], "held": null, "channel_events": {}, "late_seen": null,
             })
         })
         .collect();

@@ -30,6 +30,7 @@ mod control_protocol;
 mod crash;
 mod data;
 mod email_pings;
+mod events;
 mod metrics;
 mod migrate;
 mod monitor;

@@ -40,7 +40,7 @@ async fn create(t: &TestServer, body: Value) -> String {
     c["uuid"].as_str().expect("uuid").to_string()
 }
 
-async fn ping(t: &TestServer, uuid: &str, tail: &str) {
+pub(crate) async fn ping(t: &TestServer, uuid: &str, tail: &str) {
     let r = t
         .anon(Method::GET, &format!("/ping/{uuid}{tail}"))
         .send()
@@ -50,7 +50,7 @@ async fn ping(t: &TestServer, uuid: &str, tail: &str) {
 }
 
 /// The next alert's path, or None when none comes within `secs`.
-async fn alert(http: &HttpReceiver, secs: u64) -> Option<String> {
+pub(crate) async fn alert(http: &HttpReceiver, secs: u64) -> Option<String> {
     http.next(Duration::from_secs(secs))
         .await
         .map(|r: Request| r.path)
@@ -469,6 +469,16 @@ async fn serve_at(
     http: &HttpReceiver,
     first: bool,
 ) -> TestServer {
+    serve_at_with(at, dir, first.then(|| hook(&http.base))).await
+}
+
+/// A delivering server whose clock reads `at` at its start, on `dir` when given, with
+/// `channel` added as the project's "hook".
+pub(crate) async fn serve_at_with(
+    at: &str,
+    dir: Option<tempfile::TempDir>,
+    channel: Option<ChannelConfig>,
+) -> TestServer {
     let base: jiff::Timestamp = at.parse().expect("timestamp");
     let mut opts = crate::common::Options {
         deliver: true,
@@ -478,9 +488,9 @@ async fn serve_at(
     };
     opts.service.notify = crate::receivers::fast(NotifyConfig::default());
     let t = TestServer::start_with(opts).await;
-    if first {
+    if let Some(channel) = channel {
         t.service
-            .add_channel("default", "hook", hook(&http.base))
+            .add_channel("default", "hook", channel)
             .await
             .expect("hook");
     }

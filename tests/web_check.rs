@@ -3,7 +3,6 @@
 //! token, read-only sessions (no UUID, no ping URL, every POST refused), the edit form
 //! validated by the API's rules, and the schedule preview.
 
-use overdue::model::ChannelConfig;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -286,17 +285,7 @@ async fn a_read_only_session_gets_no_uuid_no_ping_url_and_no_controls() {
 #[tokio::test]
 async fn the_edit_form_saves_every_field_and_shows_the_apis_message() {
     let s = TestServer::start().await;
-    let mail = s
-        .service
-        .add_channel(
-            "default",
-            "ops mail",
-            ChannelConfig::Email {
-                address: "ops@example.org".into(),
-            },
-        )
-        .await
-        .unwrap();
+    let mail = s.mail_channel().await;
     let uuid = s.create(json!({"name": "db"})).await["uuid"]
         .as_str()
         .unwrap()
@@ -593,5 +582,50 @@ async fn the_edit_form_sets_and_clears_parents() {
     let r = web.post(&edit, &[("parents_listed", "1")]).await;
     assert_eq!(r.status(), 303);
     assert_eq!(s.get_check(&nas).await["parents"], "");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn the_edit_form_chooses_what_each_integration_sends() {
+    let s = TestServer::start().await;
+    let mail = s.mail_channel().await.uuid.to_string();
+    let uuid = s.create(json!({"name": "db", "channels": "*"})).await["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let web = s.sign_in(&s.rw).await;
+    let (_, page) = web.get(&format!("/checks/{uuid}/")).await;
+    let boxes = format!(r#"name="events-{mail}""#);
+    assert!(page.contains(&format!(
+        r#"<input type="checkbox" {boxes} value="down" checked>"#
+    )));
+    assert!(page.contains(&format!(r#"<input type="checkbox" {boxes} value="late">"#)));
+    let listed = format!("events_listed-{mail}");
+    let events = format!("events-{mail}");
+    let edit = format!("/checks/{uuid}/edit/");
+    let choose = |ticked: [&'static str; 2]| {
+        let mut fields = vec![
+            ("channels_listed", "1"),
+            ("channel", mail.as_str()),
+            (listed.as_str(), "1"),
+        ];
+        fields.extend(ticked.map(|e| (events.as_str(), e)));
+        fields
+    };
+    let r = web.post(&edit, &choose(["down", "late"])).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(
+        s.get_check(&uuid).await["channel_events"],
+        json!({ &mail: "down,late" })
+    );
+    let (_, page) = web.get(&format!("/checks/{uuid}/")).await;
+    assert!(page.contains(&format!(
+        r#"<input type="checkbox" {boxes} value="late" checked>"#
+    )));
+    assert!(page.contains(&format!(r#"<input type="checkbox" {boxes} value="up">"#)));
+    // Back to the integration's own events: no choice is kept.
+    let r = web.post(&edit, &choose(["down", "up"])).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(s.get_check(&uuid).await["channel_events"], json!({}));
     s.stop().await;
 }

@@ -3,7 +3,6 @@
 //! fragment of live updates, the new-check form validated as the API validates, read-only
 //! sessions, and escaping.
 
-use overdue::model::ChannelConfig;
 use serde_json::json;
 
 use crate::common::{TestServer, WebSession};
@@ -56,17 +55,7 @@ async fn ping(s: &TestServer, uuid: &str, tail: &str) {
 #[tokio::test]
 async fn rows_show_status_schedule_times_tags_and_integrations() {
     let s = TestServer::start().await;
-    let mail = s
-        .service
-        .add_channel(
-            "default",
-            "ops mail",
-            ChannelConfig::Email {
-                address: "ops@example.org".into(),
-            },
-        )
-        .await
-        .expect("channel");
+    let mail = s.mail_channel().await;
     let backup = s
         .create(
             json!({"name": "backup", "slug": "backup", "tags": "prod db",

@@ -80,6 +80,9 @@ async fn a_webhook_added_through_the_form_is_listed_by_host_tested_and_removed()
                 ("name", "ops hook"),
                 ("url", &url),
                 ("header", "X-Auth: h3ader"),
+                ("event_listed", "1"),
+                ("event", "down"),
+                ("event", "late"),
                 ("assign", "1"),
                 ("default", "1"),
             ],
@@ -99,6 +102,7 @@ async fn a_webhook_added_through_the_form_is_listed_by_host_tested_and_removed()
         "assigned to the check: {page}"
     );
     assert!(page.contains("never used"));
+    assert!(page.contains("sends down,late"), "{page}");
 
     let channel = input_value(&page, "channel").expect("the channel's id in its forms");
     let r = web

@@ -12,6 +12,7 @@ use crate::cli::admin::{AdminOutput, count, pretty, project_arg};
 pub use crate::cli::channel_args::ChannelAddArgs;
 use crate::cli::channel_args::config_from_args;
 use crate::model::Channel;
+use crate::model::events::Events;
 use crate::model::outbox::health;
 use crate::model::time::iso_seconds;
 use crate::notify::Transports;
@@ -100,9 +101,16 @@ pub(crate) async fn channel(
         ChannelCmd::Add(a) => {
             let config = config_from_args(&a)?;
             let repeat = a.repeat.as_deref().map(parse_repeat).transpose()?;
+            let events = match a.events.as_deref() {
+                Some(text) => {
+                    Events::parse(text).map_err(|e| AdminError::Usage(format!("--events: {e}")))?
+                }
+                None => Events::default(),
+            };
             let project = project_arg(service, a.project.as_deref())?;
             let options = NewChannel {
                 repeat,
+                events,
                 default_for_new: !a.no_default,
                 assign_existing: !a.no_assign,
                 unique_name: true,
@@ -115,6 +123,7 @@ pub(crate) async fn channel(
                 AdminOutput::ok(pretty(&json!({
                     "id": c.uuid.to_string(), "name": c.name, "kind": c.kind(),
                     "default_for_new": c.default_for_new, "assigned": added.assigned,
+                    "events": c.events.to_text(),
                 })))
             } else {
                 let default = if c.default_for_new {
@@ -156,6 +165,7 @@ pub(crate) async fn channel(
                             "id": c.uuid.to_string(), "name": c.name, "kind": c.kind(),
                             "target": c.config.summary(),
                             "repeat_secs": c.repeat.map(|r| r.as_secs()),
+                            "events": c.events.to_text(),
                             "default_for_new": c.default_for_new,
                             "failing": failing, "last_delivery": last,
                         })

@@ -80,6 +80,11 @@ pub struct ChannelAddArgs {
     /// Repeat the down alert this often while the check stays down, e.g. `1h` (off by default).
     #[arg(long, value_name = "DURATION")]
     pub repeat: Option<String>,
+    /// The events it sends, comma-separated from down, up, late (a check entered its grace
+    /// period) and failure (a failure below a check's --fail-threshold) [default: down,up].
+    /// A check may choose its own with `check edit --events`.
+    #[arg(long, value_name = "EVENTS")]
+    pub events: Option<String>,
     /// Do not assign the channel to the project's existing checks.
     #[arg(long)]
     pub no_assign: bool,

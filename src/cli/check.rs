@@ -14,6 +14,7 @@ use jiff::{SignedDuration, Span, SpanRelativeTo, Timestamp};
 use serde_json::{Map, Value, json};
 
 use crate::cli::admin::{AdminOutput, pretty};
+use crate::model::events::{self, Events};
 use crate::model::json::{Urls, check_json, durations, ping_json};
 use crate::model::spec::parse_spec;
 use crate::model::time::iso_seconds;
@@ -107,8 +108,24 @@ pub struct CheckAddArgs {
     /// for its recovery.
     #[arg(long, value_name = "UUIDS")]
     pub parents: Option<String>,
+    /// The events one channel sends for this check, e.g. `ops=down,late` (from down, up, late,
+    /// failure); repeat for more channels [default: the channel's own, see `channel ls`].
+    #[arg(long = "events", value_name = "CHANNEL=EVENTS", value_parser = channel_events_arg)]
+    pub channel_events: Vec<String>,
     #[arg(long)]
     pub json: bool,
+}
+
+/// Checks the shape of an `--events` value; the service resolves the channel.
+fn channel_events_arg(value: &str) -> Result<String, String> {
+    let (channel, events) = value
+        .split_once('=')
+        .ok_or("expected CHANNEL=EVENTS, e.g. ops=down,late")?;
+    if channel.is_empty() {
+        return Err("the channel is missing before `=`".into());
+    }
+    Events::parse(events)?;
+    Ok(value.to_string())
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -278,6 +295,15 @@ pub(crate) fn spec_body(a: &CheckAddArgs) -> Map<String, Value> {
         if let Some(v) = value {
             body.insert(field.into(), json!(v));
         }
+    }
+    let events: Map<String, Value> = a
+        .channel_events
+        .iter()
+        .filter_map(|item| item.split_once('='))
+        .map(|(channel, events)| (channel.to_string(), json!(events)))
+        .collect();
+    if !events.is_empty() {
+        body.insert("channel_events".into(), Value::Object(events));
     }
     if let Some(n) = &a.fail_threshold {
         body.insert("fail_threshold".into(), period(n));
@@ -458,8 +484,9 @@ pub(crate) fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> Str
             .join(", ")
     };
     line("channels", &channels);
-    if !c.has_default_rules() {
-        line("alert rules", &rules_text(c));
+    let rules = rules_text(c);
+    if !rules.is_empty() {
+        line("alert rules", &rules);
     }
     line("manual resume", if c.manual_resume { "yes" } else { "no" });
     line(
@@ -562,7 +589,15 @@ pub(crate) async fn check(service: &Service, cmd: CheckCmd) -> Result<AdminOutpu
                     .channels
                     .iter()
                     .filter_map(|u| s.channel(u))
-                    .map(|ch| (ch.name.clone(), ch.kind().to_string()))
+                    .map(|ch| {
+                        let events = events::for_channel(&c.channel_events, ch.uuid, ch.events);
+                        let kind = if events == Events::default() {
+                            ch.kind().to_string()
+                        } else {
+                            format!("{}, sends {}", ch.kind(), events.to_text())
+                        };
+                        (ch.name.clone(), kind)
+                    })
                     .collect();
                 Ok::<_, ServiceError>((c, p, channels))
             })?;

@@ -186,6 +186,8 @@ pub(crate) struct ChannelSpec {
     pub cmd_down: Option<String>,
     pub cmd_up: Option<String>,
     pub repeat: Option<String>,
+    #[serde(default)]
+    pub events: Option<String>,
     pub no_assign: bool,
     pub no_default: bool,
     pub json: bool,
@@ -220,6 +222,8 @@ pub(crate) struct CheckSpec {
     pub quiet_tz: Option<String>,
     pub quiet_duration: Option<String>,
     pub parents: Option<String>,
+    #[serde(default)]
+    pub channel_events: Vec<String>,
     pub json: bool,
 }
 
@@ -634,6 +638,7 @@ impl From<ChannelAddArgs> for ChannelSpec {
             cmd_down: a.cmd_down,
             cmd_up: a.cmd_up,
             repeat: a.repeat,
+            events: a.events,
             no_assign: a.no_assign,
             no_default: a.no_default,
             json: a.json,
@@ -667,6 +672,7 @@ impl From<ChannelSpec> for ChannelAddArgs {
             cmd_down: s.cmd_down,
             cmd_up: s.cmd_up,
             repeat: s.repeat,
+            events: s.events,
             no_assign: s.no_assign,
             no_default: s.no_default,
             json: s.json,
@@ -703,6 +709,7 @@ impl From<CheckAddArgs> for CheckSpec {
             quiet_tz: a.quiet_tz,
             quiet_duration: a.quiet_duration,
             parents: a.parents,
+            channel_events: a.channel_events,
             json: a.json,
         }
     }
@@ -737,6 +744,7 @@ impl From<CheckSpec> for CheckAddArgs {
             quiet_tz: s.quiet_tz,
             quiet_duration: s.quiet_duration,
             parents: s.parents,
+            channel_events: s.channel_events,
             json: s.json,
         }
     }

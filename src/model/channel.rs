@@ -6,6 +6,8 @@
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
+use crate::model::events::Events;
+
 /// One integration of a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Channel {
@@ -21,6 +23,9 @@ pub struct Channel {
     /// unless they name their channels. The Management API ignores it: there a create
     /// without `channels` assigns none (the Healthchecks contract).
     pub(crate) default_for_new: bool,
+    /// The events the channel sends for checks that did not choose their own (`down,up`
+    /// unless set: `model::events`).
+    pub events: Events,
 }
 
 impl Channel {
@@ -29,35 +34,48 @@ impl Channel {
         self.config.kind()
     }
 
-    /// Every setting of the channel as key/value pairs, the repeat interval included.
+    /// Every setting of the channel as key/value pairs, the repeat interval and a chosen set
+    /// of events included.
     pub(crate) fn settings(&self) -> Vec<(String, String)> {
         let mut settings = self.config.to_settings();
         if let Some(repeat) = self.repeat {
             settings.push((REPEAT_KEY.to_string(), repeat.as_secs().to_string()));
         }
+        if self.events != Events::default() {
+            settings.push((EVENTS_KEY.to_string(), self.events.to_text()));
+        }
         settings
     }
 
-    /// The inverse of [`Channel::settings`]: the configuration and the repeat interval.
+    /// The inverse of [`Channel::settings`]: the configuration, the repeat interval and the
+    /// events.
     pub(crate) fn from_settings(
         kind: &str,
         settings: Vec<(String, String)>,
-    ) -> (ChannelConfig, Option<SignedDuration>) {
+    ) -> (ChannelConfig, Option<SignedDuration>, Events) {
         let repeat = settings
             .iter()
             .find(|(k, _)| k == REPEAT_KEY)
             .and_then(|(_, v)| v.parse::<i64>().ok())
             .map(SignedDuration::from_secs);
+        let events = settings
+            .iter()
+            .find(|(k, _)| k == EVENTS_KEY)
+            .and_then(|(_, v)| Events::parse(v).ok())
+            .unwrap_or_default();
         let settings = settings
             .into_iter()
-            .filter(|(k, _)| k != REPEAT_KEY)
+            .filter(|(k, _)| k != REPEAT_KEY && k != EVENTS_KEY)
             .collect();
-        (ChannelConfig::from_settings(kind, settings), repeat)
+        (ChannelConfig::from_settings(kind, settings), repeat, events)
     }
 }
 
 /// The settings key that holds a channel's repeat interval (seconds), for every kind.
 const REPEAT_KEY: &str = "repeat";
+
+/// The settings key that holds the events a channel sends, when not `down,up`.
+const EVENTS_KEY: &str = "events";
 
 /// Kind-specific settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
+use crate::model::events::Events;
+
 use crate::schedule::Schedule;
 
 /// How a check expects its pings.
@@ -111,6 +113,12 @@ pub struct Check {
     pub badge_key: Uuid,
     /// Assigned channels, sorted by UUID.
     pub channels: Vec<Uuid>,
+    /// The events this check chose for some of its channels, sorted by channel; the others
+    /// send their channel's default set (`model::events`).
+    pub channel_events: Vec<(Uuid, Events)>,
+    /// The grace start of the last time the check was found late (a late notice goes out
+    /// once per grace period); a ping that moves the grace start on arms it again.
+    pub(crate) late_seen: Option<Timestamp>,
     /// Explicit failures in a row that take the check down (1: the first one does).
     pub fail_threshold: u32,
     /// Failures in a row so far that the threshold held back; a success clears it.
@@ -203,6 +211,8 @@ impl Check {
             last_duration: None,
             badge_key,
             channels: Vec::new(),
+            channel_events: Vec::new(),
+            late_seen: None,
             fail_threshold: 1,
             fails_in_row: 0,
             max_duration: 0,
@@ -225,6 +235,8 @@ impl Check {
             && self.quiet.is_none()
             && self.parents.is_empty()
             && self.held.is_none()
+            && self.channel_events.is_empty()
+            && self.late_seen.is_none()
     }
 
     /// Whether an explicit snooze runs at `now` (quiet windows: `model::snooze::is_quiet`).
@@ -232,14 +244,28 @@ impl Check {
         self.snoozed_until.is_some_and(|until| now < until)
     }
 
-    /// The next moment the deadline engine must look at the check: when it goes down, or when
-    /// the quiet time that holds an alert ends. `None` when nothing is due.
+    /// The next moment the deadline engine must look at the check: when it turns late, when
+    /// it goes down, or when the quiet time that holds an alert ends. `None` when nothing is
+    /// due.
     pub(crate) fn next_attention(&self) -> Option<Timestamp> {
         let release = self.held.as_ref().and_then(|h| h.until);
-        match (self.alert_after(), release) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        [self.late_at(), self.alert_after(), release]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When the check enters its grace period (its status turns `grace`), if it has not been
+    /// seen late for that grace period yet: the moment of a late notice. `None` for a check
+    /// that is not up, has no grace, or runs under `max_duration`.
+    pub(crate) fn late_at(&self) -> Option<Timestamp> {
+        if self.status != StoredStatus::Up || self.bounded_run().is_some() {
+            return None;
         }
+        let at = self.expected_after_last_ping()?;
+        let down = at.checked_add(self.grace()).ok()?;
+        let seen = self.late_seen.is_some_and(|s| s >= at);
+        (down > at && !seen).then_some(at)
     }
 
     /// When a started run goes down: `max_duration` after its start when set, else `grace`.

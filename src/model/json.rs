@@ -132,6 +132,12 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
             .map(std::string::ToString::to_string)
             .collect();
         m.insert("parents".into(), json!(parents.join(",")));
+        let events: Map<String, Value> = check
+            .channel_events
+            .iter()
+            .map(|(c, e)| (c.to_string(), json!(e.to_text())))
+            .collect();
+        m.insert("channel_events".into(), Value::Object(events));
     }
     Value::Object(m)
 }
@@ -254,7 +260,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 37);
+        assert_eq!(keys.len(), 38);
         assert_eq!(&keys[..3], ["name", "slug", "tags"]);
         assert_eq!(keys[21], "badge_url");
         assert_eq!(
@@ -279,7 +285,8 @@ mod tests {
                 "quiet_schedule",
                 "quiet_tz",
                 "quiet_duration",
-                "parents"
+                "parents",
+                "channel_events"
             ]
         );
         let ro = check_json(&c, ts("2020-01-01T00:00:00Z"), urls, true);

@@ -5,6 +5,7 @@ pub(crate) mod badge;
 pub mod channel;
 pub mod check;
 pub(crate) mod classify;
+pub mod events;
 pub(crate) mod json;
 pub(crate) mod limits;
 pub(crate) mod metrics;

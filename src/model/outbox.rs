@@ -7,6 +7,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
+use crate::model::events::Event;
 use crate::model::limits::{
     DEFAULT_DELIVERY_TIMEOUT_SECS, DEFAULT_DELIVERY_TRIES, DEFAULT_RETRY_BASE_SECS,
     DELIVERIES_IN_FLIGHT,
@@ -30,6 +31,19 @@ pub struct OutboxEntry {
 
 /// Reason of an outbox entry queued by a channel's repeat interval, not by a flip.
 pub(crate) const REPEAT_REASON: &str = "repeat";
+
+impl OutboxEntry {
+    /// What the entry tells: a `late` or `failure` notice (queued with that reason, the
+    /// status unchanged), else the flip's new status (a repeat is a down alert).
+    pub(crate) fn event(&self) -> Event {
+        match self.reason.as_str() {
+            r if r == Event::Late.as_str() => Event::Late,
+            r if r == Event::Failure.as_str() => Event::Failure,
+            _ if self.new_status == StoredStatus::Up => Event::Up,
+            _ => Event::Down,
+        }
+    }
+}
 
 /// Where an entry stands in its retries: attempts made and when the next one is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +173,28 @@ impl Default for NotifyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_tells_its_event_by_reason_then_by_status() {
+        let entry = |new_status, reason: &str| OutboxEntry {
+            seq: 1,
+            channel: Uuid::nil(),
+            check: Uuid::nil(),
+            flip_created: Timestamp::UNIX_EPOCH,
+            old_status: StoredStatus::Up,
+            new_status,
+            reason: reason.into(),
+            queued: Timestamp::UNIX_EPOCH,
+        };
+        assert_eq!(entry(StoredStatus::Up, "late").event(), Event::Late);
+        assert_eq!(entry(StoredStatus::Up, "failure").event(), Event::Failure);
+        assert_eq!(entry(StoredStatus::Up, "").event(), Event::Up);
+        assert_eq!(entry(StoredStatus::Down, "fail").event(), Event::Down);
+        assert_eq!(
+            entry(StoredStatus::Down, REPEAT_REASON).event(),
+            Event::Down
+        );
+    }
 
     #[test]
     fn alerts_link_to_the_dashboard_when_it_is_on() {

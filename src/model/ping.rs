@@ -90,6 +90,8 @@ pub(crate) fn record(
         PingKind::Success | PingKind::Fail => {
             check.last_ping = Some(now);
             check.last_duration = None;
+            // A new grace period: the next lateness is news again.
+            check.late_seen = None;
             if let Some(start) = check.last_start {
                 if check.last_start_rid == rid {
                     check.last_duration = Some(now.duration_since(start));
@@ -161,7 +163,26 @@ pub(crate) fn time_out(check: &mut Check, now: Timestamp) -> Option<Flip> {
         return None;
     }
     let at = check.alert_after()?;
+    check.late_seen = None;
     Some(change(check, StoredStatus::Down, at, "timeout"))
+}
+
+/// Marks `check` seen late if its grace period has begun at `now` and it is not down yet:
+/// answers the grace start, the moment of its one late notice for this grace period. None
+/// when it is not late, or was already seen late (`Check::late_at`).
+pub(crate) fn turn_late(check: &mut Check, now: Timestamp) -> Option<Timestamp> {
+    let at = check.late_at()?;
+    if check.status_at(now, false) != Status::Grace {
+        return None;
+    }
+    check.late_seen = Some(at);
+    Some(at)
+}
+
+/// Whether a ping of `kind` just recorded on `check` was a failure that `fail_threshold`
+/// kept from taking it down (a `failure` event).
+pub(crate) fn failure_held_back(check: &Check, kind: PingKind) -> bool {
+    kind == PingKind::Fail && check.status == StoredStatus::Up
 }
 
 /// Pause or resume: the new stored status with its flip (silent: no reason); a running start
@@ -170,6 +191,7 @@ pub(crate) fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp
     check.last_start = None;
     check.last_start_rid = None;
     check.fails_in_row = 0;
+    check.late_seen = None;
     change(check, status, now, "")
 }
 
@@ -205,6 +227,70 @@ mod tests {
         let (_, n, flip) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:02:00Z"));
         assert_eq!(n, 2);
         assert!(flip.is_none(), "up -> up is no flip");
+    }
+
+    #[test]
+    fn a_check_is_seen_late_once_per_grace_period() {
+        let mut c = check();
+        c.timeout = 60;
+        c.grace = 60;
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:00Z"));
+        let grace = ts("2020-01-01T00:01:00Z");
+        assert_eq!(
+            c.next_attention(),
+            Some(grace),
+            "the engine wakes at the grace start"
+        );
+        assert_eq!(
+            turn_late(&mut c, ts("2020-01-01T00:00:59Z")),
+            None,
+            "not yet"
+        );
+        assert_eq!(turn_late(&mut c, grace), Some(grace));
+        assert_eq!(turn_late(&mut c, ts("2020-01-01T00:01:30Z")), None, "once");
+        assert_eq!(
+            c.next_attention(),
+            Some(ts("2020-01-01T00:02:00Z")),
+            "then down"
+        );
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:01:30Z"));
+        let next = ts("2020-01-01T00:02:30Z");
+        assert_eq!(c.next_attention(), Some(next), "a ping arms it again");
+        assert_eq!(turn_late(&mut c, next), Some(next));
+        assert!(time_out(&mut c, ts("2020-01-01T00:03:30Z")).is_some());
+        assert_eq!(
+            turn_late(&mut c, ts("2020-01-01T00:03:31Z")),
+            None,
+            "down is not late"
+        );
+    }
+
+    #[test]
+    fn no_grace_or_a_bounded_run_has_no_late_moment() {
+        let mut c = check();
+        c.timeout = 60;
+        c.grace = 0;
+        record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:00Z"));
+        assert_eq!(c.late_at(), None);
+        c.grace = 60;
+        c.max_duration = 30;
+        record(&mut c, PingKind::Start, None, ts("2020-01-01T00:00:10Z"));
+        assert_eq!(c.late_at(), None, "max_duration governs the run");
+    }
+
+    #[test]
+    fn a_failure_the_threshold_holds_back_is_told_apart() {
+        let mut c = check();
+        c.fail_threshold = 2;
+        let (kind, _, _) = record(&mut c, PingKind::Fail, None, ts("2020-01-01T00:00:00Z"));
+        assert!(failure_held_back(&c, kind));
+        let (kind, _, flip) = record(&mut c, PingKind::Fail, None, ts("2020-01-01T00:00:01Z"));
+        assert!(
+            flip.is_some() && !failure_held_back(&c, kind),
+            "the second goes down"
+        );
+        let (kind, _, _) = record(&mut c, PingKind::Success, None, ts("2020-01-01T00:00:02Z"));
+        assert!(!failure_held_back(&c, kind));
     }
 
     #[test]

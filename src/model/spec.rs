@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::model::ApiVersion;
 use crate::model::check::{Check, Kind, QuietWindow};
+use crate::model::events::Events;
 use crate::model::limits::{
     DEFAULT_QUIET_SECS, DEFAULT_TZ, DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD,
     MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS,
@@ -63,6 +64,9 @@ pub struct CheckSpec {
     pub quiet_duration: Option<i64>,
     /// Comma-separated UUIDs of parent checks (resolved by the service, as `channels`).
     pub parents: Option<String>,
+    /// The events chosen per channel: (channel identifier as in `channels`, events),
+    /// resolved by the service.
+    pub channel_events: Option<Vec<(String, Events)>>,
 }
 
 /// The first validation error of a body; `Display` gives the message without its prefix.
@@ -263,7 +267,30 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
     };
     spec.quiet_duration = integer(body, "quiet_duration", 1, MAX_RUN_BOUND_SECS)?;
     spec.parents = string(body, "parents", None)?;
+    spec.channel_events = channel_events(body)?;
     Ok(spec)
+}
+
+/// `channel_events`: an object from channel identifier to a comma-separated list of events.
+fn channel_events(body: &Map<String, Value>) -> Result<Option<Vec<(String, Events)>>, SpecError> {
+    let field = "channel_events";
+    let items = match body.get(field) {
+        None => return Ok(None),
+        Some(Value::Object(items)) => items,
+        Some(_) => return Err(SpecError::new(field, "is not an object")),
+    };
+    let mut chosen = Vec::with_capacity(items.len());
+    for (channel, events) in items {
+        let Value::String(events) = events else {
+            return Err(SpecError(format!(
+                "{field}: the events of {channel} are not a string"
+            )));
+        };
+        let events =
+            Events::parse(events).map_err(|e| SpecError(format!("{field}: {channel}: {e}")))?;
+        chosen.push((channel.clone(), events));
+    }
+    Ok(Some(chosen))
 }
 
 /// Applies a validated body to a check, as the reference's `_update` does (§2.2 steps 2-7);
@@ -434,6 +461,18 @@ mod tests {
             (
                 json!({"filter_http_body": "true"}),
                 "filter_http_body is not a boolean",
+            ),
+            (
+                json!({"channel_events": "down"}),
+                "channel_events is not an object",
+            ),
+            (
+                json!({"channel_events": {"ops": 1}}),
+                "channel_events: the events of ops are not a string",
+            ),
+            (
+                json!({"channel_events": {"ops": "down,grace"}}),
+                "channel_events: ops: unknown event \"grace\" (use down, up, late or failure)",
             ),
             (json!({"methods": "GET"}), "methods has unexpected value"),
             (json!({"methods": "post"}), "methods has unexpected value"),

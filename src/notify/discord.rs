@@ -18,11 +18,12 @@ impl Discord {
     }
 }
 
-/// Embed colours: red, green, grey.
+/// Embed colours: red, green, amber for late and failure notices, grey.
 pub(crate) fn color(event: Event) -> u32 {
     match event {
         Event::Down => 0xd9_3025,
         Event::Up => 0x1e_a446,
+        Event::Late | Event::Failure => 0xe0_8e0b,
         Event::Test => 0x80_8080,
     }
 }

@@ -15,6 +15,10 @@ use crate::model::time::iso_seconds;
 pub(crate) enum Event {
     Down,
     Up,
+    /// The check entered its grace period (a channel that sends `late`).
+    Late,
+    /// A failure that the check's `fail_threshold` kept from taking it down.
+    Failure,
     /// `overdue channel test`.
     Test,
 }
@@ -63,11 +67,13 @@ pub struct Message {
 }
 
 impl Message {
-    /// `down`, `up` or `test`.
+    /// `down`, `up`, `late`, `failure` or `test`.
     pub(crate) fn status(&self) -> &'static str {
         match self.event {
             Event::Down => "down",
             Event::Up => "up",
+            Event::Late => "late",
+            Event::Failure => "failure",
             Event::Test => "test",
         }
     }
@@ -91,8 +97,13 @@ impl Message {
 
     /// `received a failure signal` etc., without the final period; None for recoveries.
     pub(crate) fn reason_text(&self) -> Option<&'static str> {
-        if self.event != Event::Down {
-            return None;
+        match self.event {
+            Event::Late => return Some("success signal did not arrive on time, grace time began"),
+            Event::Failure => {
+                return Some("received a failure signal, fewer in a row than its threshold");
+            }
+            Event::Up | Event::Test => return None,
+            Event::Down => {}
         }
         Some(match self.reason.as_str() {
             "timeout" => "success signal did not arrive on time, grace time passed",
@@ -110,6 +121,14 @@ impl Message {
             ),
             _ if self.repeat => format!(
                 "Reminder: the check \"{}\" is still down.",
+                self.display_name()
+            ),
+            Event::Late => format!(
+                "The check \"{}\" is late: its grace time has begun.",
+                self.display_name()
+            ),
+            Event::Failure => format!(
+                "The check \"{}\" reported a failure; it stays up until its threshold is reached.",
                 self.display_name()
             ),
             _ => format!(
@@ -269,6 +288,23 @@ pub(crate) mod tests {
             }),
             check_json: r#"{"name":"Backups"}"#.into(),
         }
+    }
+
+    #[test]
+    fn late_and_failure_notices_say_what_happened_and_that_the_check_is_not_down() {
+        let late = sample(Event::Late);
+        assert_eq!(late.subject(), "LATE | Backups");
+        assert_eq!(
+            late.headline(),
+            "The check \"Backups\" is late: its grace time has begun."
+        );
+        assert!(
+            late.reason_text()
+                .is_some_and(|r| r.contains("grace time began"))
+        );
+        let failure = sample(Event::Failure);
+        assert_eq!(failure.subject(), "FAILURE | Backups");
+        assert!(failure.headline().contains("stays up until its threshold"));
     }
 
     #[test]

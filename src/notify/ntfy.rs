@@ -40,6 +40,7 @@ impl Notifier for Ntfy {
         let (tag, priority) = match msg.event {
             Event::Down => ("red_circle", self.priority),
             Event::Up => ("green_circle", 3),
+            Event::Late | Event::Failure => ("yellow_circle", self.priority.min(4)),
             Event::Test => ("white_circle", 3),
         };
         let mut req = HttpRequest::json(

@@ -44,7 +44,7 @@ pub(crate) fn env(msg: &Message) -> Vec<(String, String)> {
 impl Notifier for Shell {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
         let command = match msg.event {
-            Event::Down => &self.down,
+            Event::Down | Event::Late | Event::Failure => &self.down,
             Event::Up => &self.up,
             Event::Test if self.down.is_empty() => &self.up,
             Event::Test => &self.down,

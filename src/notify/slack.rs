@@ -23,6 +23,7 @@ pub(crate) fn payload(msg: &Message) -> Value {
     let color = match msg.event {
         Event::Down => "danger",
         Event::Up => "good",
+        Event::Late | Event::Failure => "warning",
         Event::Test => "#808080",
     };
     json!({

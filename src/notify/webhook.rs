@@ -51,7 +51,7 @@ impl Notifier for Webhook {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
         let spec: &HookSpec = match msg.event {
             Event::Up => self.config.up.as_ref(),
-            Event::Down => self.config.down.as_ref(),
+            Event::Down | Event::Late | Event::Failure => self.config.down.as_ref(),
             Event::Test => self.config.down.as_ref().or(self.config.up.as_ref()),
         }
         .ok_or(NotifyError::Skip)?;

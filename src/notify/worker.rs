@@ -17,10 +17,11 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
+use crate::model::events;
 use crate::model::json::{Urls, check_json};
 use crate::model::limits::DELIVERIES_IN_FLIGHT_PER_CHANNEL;
 use crate::model::outbox::{REPEAT_REASON, retry_at};
-use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry, StoredStatus};
+use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry};
 use crate::notify::message::{Event, LastPing, Message};
 use crate::notify::transport::{Attempt, TransportError};
 use crate::notify::{NotifyError, Transports, notifier};
@@ -40,6 +41,9 @@ pub fn start(service: Arc<Service>) -> Result<tokio::task::JoinHandle<()>, Trans
     Ok(tokio::spawn(worker.run(std::future::pending())))
 }
 
+/// How long a stopping worker waits for the deliveries under way.
+const STOP_DRAIN: Duration = Duration::from_secs(5);
+
 /// A worker ready to run: its transports are built.
 pub(crate) struct Worker {
     service: Arc<Service>,
@@ -56,8 +60,10 @@ pub(crate) fn prepare(service: Arc<Service>) -> Result<Worker, TransportError> {
 }
 
 impl Worker {
-    /// Delivers until `stop` resolves; then waits for the deliveries under way to let go
-    /// (an attempt cut short leaves its entry in the outbox, tried again at the next start).
+    /// Delivers until `stop` resolves; then gives the deliveries under way up to
+    /// [`STOP_DRAIN`] to finish and record their outcome, and cuts the rest short (an attempt
+    /// cut short leaves its entry in the outbox, tried again at the next start: a receiver
+    /// that had answered it hears it twice, so a clean stop avoids that where it can).
     pub(crate) async fn run(self, stop: impl std::future::Future<Output = ()>) {
         let mut stop = std::pin::pin!(stop);
         let mut running: JoinSet<(u64, Uuid)> = JoinSet::new();
@@ -65,6 +71,8 @@ impl Worker {
             () = run(self.service, self.transports, &mut running) => {}
             () = &mut stop => {}
         }
+        let drain = async { while running.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(STOP_DRAIN, drain).await;
         running.shutdown().await;
     }
 }
@@ -299,10 +307,11 @@ async fn prepare_message(service: &Service, entry: &OutboxEntry) -> Option<(Chan
             None
         }
     };
-    let event = if entry.new_status == StoredStatus::Up {
-        Event::Up
-    } else {
-        Event::Down
+    let event = match entry.event() {
+        events::Event::Down => Event::Down,
+        events::Event::Up => Event::Up,
+        events::Event::Late => Event::Late,
+        events::Event::Failure => Event::Failure,
     };
     let mut msg = message_for(service, &check, &project, event, entry.flip_created);
     msg.id = entry.seq.to_string();

@@ -4,6 +4,7 @@
 use jiff::SignedDuration;
 use uuid::Uuid;
 
+use crate::model::events::Events;
 use crate::model::project::{generate_api_key, generate_ping_key};
 use crate::model::{ApiKey, Channel, ChannelConfig, Check, Project};
 use crate::service::auth::hash_key;
@@ -134,6 +135,8 @@ pub(crate) struct NewChannel {
     pub(crate) default_for_new: bool,
     /// Assign the channel to every check the project has now.
     pub(crate) assign_existing: bool,
+    /// The events it sends for checks that choose none of their own.
+    pub(crate) events: Events,
     /// Refuse a name the project already uses (`channel add` does: checks name their channels
     /// by it). Imported data may hold duplicates; the API then reports the name as a
     /// non-unique channel identifier.
@@ -367,6 +370,7 @@ impl Service {
                 created: ctx.now,
                 repeat: options.repeat,
                 default_for_new: options.default_for_new,
+                events: options.events,
             };
             ctx.txn.put_channel(&channel)?;
             ctx.state.put_channel(channel.clone());
@@ -429,6 +433,10 @@ impl Service {
                 ctx.txn.delete_link(check, uuid)?;
                 if let Some(c) = ctx.state.check_mut(&check) {
                     c.channels.retain(|ch| *ch != uuid);
+                    if c.channel_events.iter().any(|(ch, _)| *ch == uuid) {
+                        c.channel_events.retain(|(ch, _)| *ch != uuid);
+                        ctx.txn.put_check(c, Some(&c.slug))?;
+                    }
                 }
             }
             ctx.txn.delete_channel(uuid)?;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use uuid::Uuid;
 
+use crate::model::events::Events;
 use crate::model::ping::set_status;
 use crate::model::spec::{self, CheckSpec, UniqueField};
 use crate::model::{ApiVersion, Check, StoredStatus};
@@ -147,6 +148,7 @@ fn store_updated(
     if let Some(channels) = channels {
         check.channels = channels;
     }
+    check.channel_events = resolve_channel_events(ctx.state, &check, spec)?;
     if let Some(parents) = parents {
         check.parents = parents;
     }
@@ -162,6 +164,52 @@ fn store_updated(
     }
     ctx.touch(check.uuid);
     Ok(ctx.state.check(&check.uuid).cloned().unwrap_or(check))
+}
+
+/// The events `check` (its channels already set) chooses for its channels: those of `spec`
+/// when it names them, else the ones it had for channels it keeps. A choice equal to the
+/// channel's own set is not kept, so the check follows the channel's later changes.
+fn resolve_channel_events(
+    state: &State,
+    check: &Check,
+    spec: &CheckSpec,
+) -> Result<Vec<(Uuid, Events)>, ServiceError> {
+    let chosen = match &spec.channel_events {
+        None => check.channel_events.clone(),
+        Some(items) => {
+            let mut chosen = Vec::with_capacity(items.len());
+            for (ident, events) in items {
+                let bad = || {
+                    ServiceError::BadRequest(format!(
+                        "channel_events: {ident} is not one of the check's channels"
+                    ))
+                };
+                let uuid = match resolve_channels(state, &check.project, ident) {
+                    Ok(found) if found.len() == 1 => found[0],
+                    Ok(_) => return Err(bad()),
+                    Err(ServiceError::BadRequest(e)) => {
+                        return Err(ServiceError::BadRequest(format!("channel_events: {e}")));
+                    }
+                    Err(e) => return Err(e),
+                };
+                if !check.channels.contains(&uuid) {
+                    return Err(bad());
+                }
+                chosen.push((uuid, *events));
+            }
+            chosen
+        }
+    };
+    let mut kept: Vec<(Uuid, Events)> = chosen
+        .into_iter()
+        .filter(|(c, e)| {
+            check.channels.contains(c)
+                && state.channel(c).is_some_and(|channel| channel.events != *e)
+        })
+        .collect();
+    kept.sort_by_key(|(c, _)| *c);
+    kept.dedup_by_key(|(c, _)| *c);
+    Ok(kept)
 }
 
 /// The parents `value` names for `check` (comma-separated UUIDs, `""` for none): checks of
@@ -370,6 +418,7 @@ mod tests {
                 created: t,
                 repeat: None,
                 default_for_new,
+                events: crate::model::events::Events::default(),
             });
         }
         assert_eq!(

@@ -7,8 +7,9 @@
 use uuid::Uuid;
 
 use crate::model::check::HeldAlert;
+use crate::model::events::{self, Event, Events};
 use crate::model::outbox::REPEAT_REASON;
-use crate::model::ping::time_out;
+use crate::model::ping::{time_out, turn_late};
 use crate::model::snooze;
 use crate::model::{Check, Flip, OutboxEntry, StoredStatus};
 use crate::service::{Service, ServiceError, WriteCtx};
@@ -77,7 +78,18 @@ fn queue_alert(
         );
     }
     ctx.alerts_queued();
+    let event = match flip.new_status {
+        StoredStatus::Down => Event::Down,
+        _ => Event::Up,
+    };
     for channel in channels {
+        if !sends(ctx.state, flip.check, channel, event) {
+            // Not this channel's event; a recovery still ends the repeats of a down alert.
+            if event == Event::Up {
+                ctx.txn.delete_repeat(flip.check, channel)?;
+            }
+            continue;
+        }
         // Repeats (off unless the channel sets an interval) run from this alert while the
         // check stays down; recovery ends them.
         let repeat = ctx.state.channel(&channel).and_then(|c| c.repeat);
@@ -104,6 +116,61 @@ fn queue_alert(
     Ok(())
 }
 
+/// Whether `channel` sends `event` for `check`: the check's choice for it, else the
+/// channel's own set (`model::events`).
+fn sends(state: &crate::service::state::State, check: Uuid, channel: Uuid, event: Event) -> bool {
+    let default = state
+        .channel(&channel)
+        .map_or_else(Events::default, |c| c.events);
+    let overrides = state
+        .check(&check)
+        .map_or(&[][..], |c| &c.channel_events[..]);
+    events::for_channel(overrides, channel, default).contains(event)
+}
+
+/// Queues a `late` or `failure` notice about `check` (at `at`) to each of its channels that
+/// sends that event; answers whether any channel sends it. Quiet time drops the notice (it
+/// reports no change of state, so nothing is owed once the quiet time ends); a down parent
+/// does not.
+pub(crate) fn queue_notice(
+    ctx: &mut WriteCtx<'_>,
+    check: Uuid,
+    event: Event,
+    at: jiff::Timestamp,
+) -> Result<bool, ServiceError> {
+    let Some(c) = ctx.state.check(&check) else {
+        return Ok(false);
+    };
+    let channels: Vec<Uuid> = c
+        .channels
+        .iter()
+        .copied()
+        .filter(|ch| sends(ctx.state, check, *ch, event))
+        .collect();
+    if channels.is_empty() {
+        return Ok(false);
+    }
+    if snooze::is_quiet(c, ctx.now) {
+        return Ok(true);
+    }
+    tracing::info!(check = %check, name = %c.name, "check is {}: a notice is queued", event.as_str());
+    ctx.alerts_queued();
+    for channel in channels {
+        let entry = OutboxEntry {
+            seq: ctx.state.next_outbox_seq(),
+            channel,
+            check,
+            flip_created: at,
+            old_status: StoredStatus::Up,
+            new_status: StoredStatus::Up,
+            reason: event.as_str().to_string(),
+            queued: ctx.now,
+        };
+        ctx.txn.put_outbox(&entry)?;
+    }
+    Ok(true)
+}
+
 /// Queues a repeat alert for each due (check, channel) whose check is still down and still
 /// assigned to the channel, and schedules the next; drops the others' repeat rows.
 pub(crate) fn queue_repeats(
@@ -120,7 +187,9 @@ pub(crate) fn queue_repeats(
         let every = ctx.state.channel(&channel).and_then(|c| c.repeat);
         let (still_down, snoozed) = ctx.state.check(&check).map_or((false, false), |c| {
             (
-                c.status == StoredStatus::Down && c.channels.contains(&channel),
+                c.status == StoredStatus::Down
+                    && c.channels.contains(&channel)
+                    && sends(ctx.state, check, channel, Event::Down),
                 snooze::is_quiet(c, ctx.now),
             )
         });
@@ -158,6 +227,7 @@ impl Service {
     pub(crate) async fn time_out(&self, checks: Vec<Uuid>) -> Result<(), ServiceError> {
         self.write(move |ctx| {
             let mut flips = Vec::new();
+            let mut late = Vec::new();
             for uuid in &checks {
                 ctx.touch(*uuid);
                 let now = ctx.now;
@@ -167,6 +237,17 @@ impl Service {
                 if let Some(flip) = time_out(check, now) {
                     ctx.txn.put_check(check, Some(&check.slug))?;
                     flips.push(flip);
+                } else if let Some(at) = turn_late(check, now) {
+                    late.push((*uuid, at));
+                }
+            }
+            for (uuid, at) in late {
+                // Kept durably only when a channel wants the notice: otherwise a restart
+                // merely looks at the check once more and finds nobody to tell again.
+                if queue_notice(ctx, uuid, Event::Late, at)?
+                    && let Some(check) = ctx.state.check(&uuid)
+                {
+                    ctx.txn.put_check(check, Some(&check.slug))?;
                 }
             }
             // Every status first, then the flips' alerts: a child and its parent going down

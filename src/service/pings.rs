@@ -7,12 +7,13 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use crate::model::classify::{EmailText, classify_email, classify_http};
-use crate::model::ping::record;
+use crate::model::events::Event;
+use crate::model::ping::{failure_held_back, record};
 use crate::model::signal::{Signal, Target};
 use crate::model::spec::{check_name, check_slug};
 use crate::model::{Check, Ping};
 use crate::service::checks::resolve_channels;
-use crate::service::flips::record_flip;
+use crate::service::flips::{queue_notice, record_flip};
 use crate::service::metrics::PingSource;
 use crate::service::{Service, ServiceError};
 
@@ -127,6 +128,7 @@ impl Service {
                 None => classify_http(check, req.signal, &req.method, &req.body),
             };
             let (kind, n, flip) = record(check, kind, req.rid, ctx.now);
+            let held_back = failure_held_back(check, kind);
             let ping = Ping {
                 check: uuid,
                 n,
@@ -149,6 +151,9 @@ impl Service {
             ctx.txn.put_journal(seq, &ping, &req.body)?;
             if let Some(flip) = &flip {
                 record_flip(ctx, flip)?;
+            }
+            if held_back {
+                queue_notice(ctx, uuid, Event::Failure, ctx.now)?;
             }
             ctx.touch(uuid);
             Ok(PingOutcome {

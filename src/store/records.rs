@@ -10,6 +10,7 @@ use bincode::{Decode, Encode};
 use jiff::SignedDuration;
 use uuid::Uuid;
 
+use crate::model::events::Events;
 use crate::model::limits::DEFAULT_SCHEDULE;
 use crate::model::session::Session;
 use crate::model::time::{from_micros, to_micros};
@@ -258,6 +259,9 @@ pub(crate) struct CheckRulesRecord {
     pub(crate) quiet: Option<QuietRecord>,
     pub(crate) parents: Vec<u128>,
     pub(crate) held: Option<HeldRecord>,
+    /// (channel, `Events::bits`) the check chose, sorted by channel.
+    pub(crate) channel_events: Vec<(u128, u8)>,
+    pub(crate) late_seen_us: Option<i64>,
 }
 
 /// A [`QuietWindow`](crate::model::check::QuietWindow) without its compiled schedule.
@@ -297,6 +301,12 @@ pub(crate) fn encode_check(check: &Check) -> Result<Vec<u8>, StoreError> {
             duration: q.duration,
         }),
         parents: check.parents.iter().map(Uuid::as_u128).collect(),
+        channel_events: check
+            .channel_events
+            .iter()
+            .map(|(c, e)| (c.as_u128(), e.bits()))
+            .collect(),
+        late_seen_us: check.late_seen.map(to_micros),
         held: check.held.as_ref().map(|h| HeldRecord {
             told: status_code(h.told),
             new: status_code(h.new),
@@ -350,6 +360,12 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
     // Compiled here, as the window is read: unlike the check's own schedule it has no
     // other place that compiles it at load.
     check.parents = rules.parents.into_iter().map(Uuid::from_u128).collect();
+    check.channel_events = rules
+        .channel_events
+        .into_iter()
+        .map(|(c, e)| (Uuid::from_u128(c), Events::from_bits(e)))
+        .collect();
+    check.late_seen = rules.late_seen_us.map(from_micros);
     check.quiet = rules
         .quiet
         .map(|q| crate::model::check::QuietWindow::new(&q.schedule, &q.tz, q.duration));
@@ -405,6 +421,8 @@ impl CheckRecord {
             last_duration: self.last_duration_us.map(SignedDuration::from_micros),
             badge_key: Uuid::from_u128(self.badge_key),
             channels: Vec::new(),
+            channel_events: Vec::new(),
+            late_seen: None,
             fail_threshold: 1,
             fails_in_row: 0,
             max_duration: 0,
@@ -459,7 +477,7 @@ impl From<ChannelRecord> for Channel {
             .iter()
             .any(|(k, v)| k == DEFAULT_FOR_NEW_KEY && v == "true");
         settings.retain(|(k, _)| k != DEFAULT_FOR_NEW_KEY);
-        let (config, repeat) = Channel::from_settings(&r.kind, settings);
+        let (config, repeat, events) = Channel::from_settings(&r.kind, settings);
         Channel {
             uuid: Uuid::from_u128(r.uuid),
             project: Uuid::from_u128(r.project),
@@ -469,6 +487,7 @@ impl From<ChannelRecord> for Channel {
             created: from_micros(r.created_us),
             repeat,
             default_for_new,
+            events,
         }
     }
 }

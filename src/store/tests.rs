@@ -177,6 +177,7 @@ fn everything_round_trips_through_a_reopen() {
         created: at(3),
         repeat: None,
         default_for_new: false,
+        events: crate::model::events::Events::default(),
     };
     let hook = Channel {
         uuid: Uuid::from_u128(0x20),
@@ -187,6 +188,7 @@ fn everything_round_trips_through_a_reopen() {
         created: at(4),
         repeat: Some(jiff::SignedDuration::from_hours(1)),
         default_for_new: true,
+        events: crate::model::events::Events::default(),
     };
     let mut c = check(0x100, p.uuid, "backup");
     c.tags = "prod db".into();
@@ -671,6 +673,7 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
         created: at(3),
         repeat: None,
         default_for_new: true,
+        events: crate::model::events::Events::default(),
     };
     {
         let store = Store::open(tmp.path()).expect("open");
@@ -812,6 +815,7 @@ fn the_default_for_new_checks_flag_is_a_setting_of_the_record_kept_out_of_the_co
         created: at(3),
         repeat: None,
         default_for_new: true,
+        events: crate::model::events::Events::default(),
     };
     let record = records::ChannelRecord::from(&chan);
     assert!(
@@ -827,6 +831,7 @@ fn the_default_for_new_checks_flag_is_a_setting_of_the_record_kept_out_of_the_co
     assert_eq!(back, chan, "the flag is not one of ntfy's settings");
     let plain = Channel {
         default_for_new: false,
+        events: crate::model::events::Events::default(),
         ..chan
     };
     let record = records::ChannelRecord::from(&plain);
@@ -902,6 +907,11 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         "Europe/Riga",
         7200,
     ));
+    ruled.channel_events = vec![(
+        Uuid::from_u128(7),
+        crate::model::events::Events::parse("down,late").expect("events"),
+    )];
+    ruled.late_seen = Some(at(3_000_000));
     let v2 = records::encode_check(&ruled).expect("encode");
     assert_eq!(v2[0], records::CHECK_RECORD_V2);
     let back = records::decode_check(&v2).expect("decode");
@@ -915,6 +925,10 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
         (3, 2, 7200, 60)
     );
     assert_eq!(back.slug, "ruled");
+    assert_eq!(
+        (&back.channel_events, back.late_seen),
+        (&ruled.channel_events, ruled.late_seen)
+    );
     assert_eq!(
         (back.snoozed_until, back.held.as_ref()),
         (ruled.snoozed_until, ruled.held.as_ref())

@@ -10,11 +10,14 @@
 //!
 //! Importing validates every check exactly as the Management API validates a create request.
 
+use std::collections::BTreeMap;
+
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use crate::model::events::Events;
 use crate::model::spec::{apply, parse_spec};
 use crate::model::{ApiKey, ApiVersion, Channel, Check, Kind, Project, StoredStatus};
 
@@ -142,6 +145,12 @@ pub struct DumpCheck {
     /// An alert that quiet time or a down parent holds.
     #[serde(default)]
     pub held: Option<DumpHeld>,
+    /// The events the check chose for some of its channels (`down,late`).
+    #[serde(default)]
+    pub channel_events: BTreeMap<Uuid, String>,
+    /// The grace start of the lateness already noticed.
+    #[serde(default)]
+    pub late_seen: Option<String>,
 }
 
 /// A held alert as dumped (statuses as in [`DumpCheck::status`]).
@@ -364,6 +373,12 @@ pub(crate) fn dump_check(c: &Check) -> DumpCheck {
             reason: h.reason.clone(),
             until: h.until.map(ts),
         }),
+        channel_events: c
+            .channel_events
+            .iter()
+            .map(|(ch, e)| (*ch, e.to_text()))
+            .collect(),
+        late_seen: c.late_seen.map(ts),
     }
 }
 
@@ -405,7 +420,7 @@ impl DumpProject {
         }
         let mut channels = Vec::with_capacity(self.channels.len());
         for c in &self.channels {
-            let (config, repeat) = Channel::from_settings(&c.kind, c.settings.clone());
+            let (config, repeat, events) = Channel::from_settings(&c.kind, c.settings.clone());
             channels.push(Channel {
                 uuid: c.uuid,
                 project: self.uuid,
@@ -415,6 +430,7 @@ impl DumpProject {
                 created: parse_ts(&c.created, &what)?,
                 repeat,
                 default_for_new: c.default_for_new,
+                events,
             });
         }
         let channel_ids: Vec<Uuid> = channels.iter().map(|c| c.uuid).collect();
@@ -513,6 +529,23 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
     check.last_start_rid = d.last_start_rid;
     check.last_duration = d.last_duration_us.map(SignedDuration::from_micros);
     check.fails_in_row = d.fails_in_row;
+    let mut channel_events = Vec::with_capacity(d.channel_events.len());
+    for (channel, events) in &d.channel_events {
+        if !d.channels.contains(channel) {
+            return Err(DumpError(format!(
+                "channel_events names {channel}, which is not one of the check's channels"
+            )));
+        }
+        let events =
+            Events::parse(events).map_err(|e| DumpError(format!("channel_events: {e}")))?;
+        channel_events.push((*channel, events));
+    }
+    check.channel_events = channel_events;
+    check.late_seen = d
+        .late_seen
+        .as_deref()
+        .map(|t| parse_ts(t, "late_seen"))
+        .transpose()?;
     if d.parents.contains(&d.uuid) {
         return Err(DumpError("a check cannot be its own parent".into()));
     }
@@ -585,6 +618,10 @@ mod tests {
         c.min_duration = 30;
         c.snoozed_until = Some(t);
         c.parents = vec![Uuid::from_u128(99)];
+        c.channel_events = vec![(
+            Uuid::from_u128(20),
+            crate::model::events::Events::parse("late,failure").expect("events"),
+        )];
         c.quiet = Some(crate::model::check::QuietWindow::new(
             "Sun 02:00",
             "Europe/Riga",
@@ -619,6 +656,7 @@ mod tests {
             created: t,
             repeat: Some(jiff::SignedDuration::from_secs(3600)),
             default_for_new: true,
+            events: crate::model::events::Events::parse("down,late").expect("events"),
         };
         (p, ch)
     }
@@ -666,6 +704,7 @@ mod tests {
         );
         assert_eq!((got.snoozed_until, &got.held), (c.snoozed_until, &c.held));
         assert_eq!(got.parents, c.parents);
+        assert_eq!(got.channel_events, c.channel_events);
         let q = got.quiet.as_ref().expect("quiet window");
         assert_eq!(
             (q.schedule.as_str(), q.tz.as_str(), q.duration),
@@ -679,6 +718,7 @@ mod tests {
         assert!(got.filter_http_body);
         assert_eq!(parts.channels[0].config, ch.config);
         assert!(parts.channels[0].default_for_new);
+        assert_eq!(parts.channels[0].events, ch.events);
         assert_eq!(parts.project.ping_key, p.ping_key);
     }
 
@@ -731,6 +771,8 @@ mod tests {
             "quiet_duration",
             "parents",
             "held",
+            "channel_events",
+            "late_seen",
         ] {
             assert!(check.remove(field).is_some(), "{field} is exported");
         }

@@ -485,6 +485,8 @@ mod tests {
             quiet_duration: 0,
             parents: Vec::new(),
             held: None,
+            channel_events: std::collections::BTreeMap::default(),
+            late_seen: None,
         }
     }
 

@@ -115,8 +115,31 @@ pub(crate) fn check_object(form: &Form) -> Map<String, Value> {
             "channels".into(),
             Value::String(form.all("channel").join(",")),
         );
+        // Each listed channel's event boxes (`events-<uuid>`): the check's choice for the
+        // channels it keeps (the service forgets a choice equal to the channel's own).
+        let events: Map<String, Value> = form
+            .all("channel")
+            .into_iter()
+            .filter(|c| form.get(&format!("events_listed-{c}")).is_some())
+            .map(|c| {
+                let chosen = form.all(&format!("events-{c}")).join(",");
+                (c.to_string(), Value::String(chosen))
+            })
+            .collect();
+        if !events.is_empty() {
+            obj.insert("channel_events".into(), Value::Object(events));
+        }
     }
     obj
+}
+
+/// The events ticked in boxes named `name` (`down,late`), or `down,up` when the form did
+/// not list them (`<name>_listed` absent).
+pub(crate) fn events_chosen(form: &Form, name: &str) -> String {
+    if form.get(&format!("{name}_listed")).is_none() {
+        return crate::model::events::Events::default().to_text();
+    }
+    form.all(name).join(",")
 }
 
 #[cfg(test)]

@@ -237,6 +237,20 @@ impl TestServer {
         r.json().await.expect("json")
     }
 
+    /// Adds the email channel "ops mail" (ops@example.org) to the default project.
+    pub async fn mail_channel(&self) -> overdue::model::Channel {
+        self.service
+            .add_channel(
+                "default",
+                "ops mail",
+                overdue::model::ChannelConfig::Email {
+                    address: "ops@example.org".into(),
+                },
+            )
+            .await
+            .expect("channel")
+    }
+
     pub async fn get_check(&self, uuid: &str) -> Value {
         let r = self
             .rw(reqwest::Method::GET, &format!("/api/v3/checks/{uuid}"))

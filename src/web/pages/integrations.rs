@@ -9,6 +9,7 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use crate::model::Channel;
+use crate::model::events::Events;
 use crate::model::outbox::health;
 use crate::model::time::iso_seconds;
 use crate::notify::Transports;
@@ -18,7 +19,7 @@ use crate::service::admin::{NewChannel, channel_named};
 use crate::service::{AdminError, ServiceError};
 use crate::web::channel_form::{KindForm, fields_of, form_words, kind_forms, web_kinds};
 use crate::web::error::WebError;
-use crate::web::forms::Form;
+use crate::web::forms::{Form, events_chosen};
 use crate::web::pages::{Ctx, Layout, Tab};
 use crate::web::response;
 use crate::web::router::ProjectAction;
@@ -57,6 +58,8 @@ pub(crate) struct ChannelRow {
     pub summary: String,
     pub default_for_new: bool,
     pub repeat: Option<String>,
+    /// The events it sends when not `down,up` (`down,up,late`).
+    pub events: Option<String>,
     /// "never used", "ok" or "failing ×n".
     pub health: String,
     pub failing: bool,
@@ -141,6 +144,7 @@ fn channel_row(
         summary: channel.config.summary(),
         default_for_new: channel.default_for_new,
         repeat: channel.repeat.map(|r| format!("{} min", r.as_secs() / 60)),
+        events: (channel.events != Events::default()).then(|| channel.events.to_text()),
         failing: h.failing > 0,
         health,
         deliveries: delivery_rows(&recent),
@@ -312,8 +316,13 @@ async fn add(ctx: &Ctx<'_>, project: Uuid, project_name: &str) -> Result<Respons
             Err(e) => return refused(e.to_string()),
         },
     };
+    let events = match Events::parse(&events_chosen(form, "event")) {
+        Ok(e) => e,
+        Err(e) => return refused(e),
+    };
     let options = NewChannel {
         repeat,
+        events,
         default_for_new: form.get("default").is_some(),
         assign_existing: form.get("assign").is_some(),
         unique_name: true,

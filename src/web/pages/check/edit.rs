@@ -9,6 +9,7 @@ use uuid::Uuid;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use crate::model::events::{self, Event, Events};
 use crate::model::spec::parse_spec;
 use crate::model::{ApiVersion, Channel, Check, Kind};
 use crate::schedule::Schedule;
@@ -56,6 +57,25 @@ pub(crate) struct ChannelBox {
     pub name: String,
     pub kind: String,
     pub checked: bool,
+    /// The events it sends for this check, one box each.
+    pub events: Vec<EventBox>,
+}
+
+/// One event a channel may send, as a checkbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EventBox {
+    pub name: &'static str,
+    pub on: bool,
+}
+
+fn event_boxes(events: Events) -> Vec<EventBox> {
+    Event::ALL
+        .into_iter()
+        .map(|e| EventBox {
+            name: e.as_str(),
+            on: events.contains(e),
+        })
+        .collect()
 }
 
 /// The values of the edit form.
@@ -91,7 +111,11 @@ pub(crate) struct EditForm {
     pub channels: Vec<ChannelBox>,
 }
 
-fn boxes(channels: &[&Channel], checked: impl Fn(&Uuid) -> bool) -> Vec<ChannelBox> {
+fn boxes(
+    channels: &[&Channel],
+    checked: impl Fn(&Uuid) -> bool,
+    events: impl Fn(&Channel) -> Events,
+) -> Vec<ChannelBox> {
     channels
         .iter()
         .map(|c| ChannelBox {
@@ -99,6 +123,7 @@ fn boxes(channels: &[&Channel], checked: impl Fn(&Uuid) -> bool) -> Vec<ChannelB
             name: c.name.clone(),
             kind: c.kind().to_string(),
             checked: checked(&c.uuid),
+            events: event_boxes(events(c)),
         })
         .collect()
 }
@@ -146,7 +171,11 @@ impl EditForm {
                 .as_ref()
                 .map_or_else(|| "3600".to_string(), |q| q.duration.to_string()),
             parents: parent_options(others, |u| check.parents.contains(u)),
-            channels: boxes(channels, |u| check.channels.contains(u)),
+            channels: boxes(
+                channels,
+                |u| check.channels.contains(u),
+                |c| events::for_channel(&check.channel_events, c.uuid, c.events),
+            ),
         }
     }
 
@@ -187,7 +216,17 @@ impl EditForm {
             parents: parent_options(others, |u| {
                 form.all("parent").contains(&u.to_string().as_str())
             }),
-            channels: boxes(channels, |u| picked.contains(&u.to_string().as_str())),
+            channels: boxes(
+                channels,
+                |u| picked.contains(&u.to_string().as_str()),
+                |c| {
+                    let name = format!("events-{}", c.uuid);
+                    if form.get(&format!("events_listed-{}", c.uuid)).is_none() {
+                        return c.events;
+                    }
+                    Events::parse(&form.all(&name).join(",")).unwrap_or(c.events)
+                },
+            ),
         }
     }
 }
@@ -318,6 +357,7 @@ mod tests {
             created: jiff::Timestamp::UNIX_EPOCH,
             repeat: None,
             default_for_new: false,
+            events: crate::model::events::Events::default(),
         };
         let mut other = ch.clone();
         other.uuid = Uuid::from_u128(2);
