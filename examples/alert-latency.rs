@@ -7,7 +7,7 @@
 //!
 //! ```sh
 //! cargo run --release --example alert-latency -- 100
-//! QUIET=1 cargo run --release --example alert-latency -- 100   # every check has a quiet window
+//! RULES=1 cargo run --release --example alert-latency -- 100   # a quiet window and a parent each
 //! ```
 
 use std::sync::Arc;
@@ -78,19 +78,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let project = service.read(|s| s.project_by_name("default").map(|p| p.uuid));
     let project = project.ok_or("no default project")?;
     let mut checks = Vec::new();
+    let create = |body: serde_json::Value| {
+        let service = service.clone();
+        async move {
+            let body = body.as_object().ok_or("not an object")?.clone();
+            let spec = overdue::model::spec::parse_spec(&body)?;
+            let (check, _) = service
+                .create_check(project, spec, overdue::model::ApiVersion::V3)
+                .await?;
+            Ok::<_, Box<dyn std::error::Error>>(check.uuid)
+        }
+    };
+    // A parent that stays new (never down): every alert asks whether it is down.
+    let parent = create(serde_json::json!({"name": "parent"})).await?;
     for i in 0..alerts {
         let mut body = serde_json::json!({"name": format!("check {i}"), "channels": "*"});
-        if quiet_windows() {
+        if rules() {
             // Closed all run long (New Year's Day), but every alert asks whether it is open.
             body["quiet_schedule"] = "0 3 1 1 *".into();
             body["quiet_duration"] = 3600.into();
+            body["parents"] = parent.to_string().into();
         }
-        let body = body.as_object().ok_or("not an object")?;
-        let spec = overdue::model::spec::parse_spec(body)?;
-        let (check, _) = service
-            .create_check(project, spec, overdue::model::ApiVersion::V3)
-            .await?;
-        checks.push(check.uuid);
+        checks.push(create(body).await?);
     }
 
     overdue::tls::install_provider();
@@ -131,8 +140,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `QUIET=1`: every check carries a quiet window (closed during the run), to measure what
-/// the rule costs on the alert path.
-fn quiet_windows() -> bool {
-    std::env::var("QUIET").is_ok_and(|v| v == "1")
+/// `RULES=1`: every check carries a quiet window (closed during the run) and a parent (that
+/// is never down), to measure what the rules cost on the alert path.
+fn rules() -> bool {
+    std::env::var("RULES").is_ok_and(|v| v == "1")
 }

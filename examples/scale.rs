@@ -1,7 +1,7 @@
 //! Scale harness for the deadline engine (docs/benchmarks.md, "Deadlines at scale").
 //!
-//! `cargo run --release --example scale -- deadlines N` (`QUIET=1`: each with a quiet window
-//! that stays closed) creates N up checks whose down times
+//! `cargo run --release --example scale -- deadlines N` (`RULES=1`: each with a quiet window
+//! that stays closed and a parent that stays up) creates N up checks whose down times
 //! fall within the next minute, starts the monitor, keeps pinging 1,000 other checks as fast
 //! as 64 concurrent clients can, and reports the delay from each deadline until its down flip
 //! is committed (observed by scanning the state every 20 ms, so delays are upper bounds).
@@ -171,17 +171,17 @@ async fn deadlines(n: usize) {
     // Up checks with timeout 60 s and grace 60 s, last pinged so that they go down between
     // 10 and 70 seconds from now.
     let now = Timestamp::now();
-    // `QUIET=1`: every check carries a quiet window, closed during the run (New Year's Day),
-    // to measure what asking costs each flip.
-    let window = std::env::var("QUIET").is_ok_and(|v| v == "1").then(|| {
-        overdue::model::check::QuietWindow {
-            schedule: "0 3 1 1 *".into(),
-            tz: "UTC".into(),
-            duration: 3600,
-            compiled: overdue::schedule::Schedule::parse("0 3 1 1 *", "UTC")
-                .ok()
-                .map(Arc::new),
-        }
+    // `RULES=1`: every check carries a quiet window, closed during the run (New Year's Day),
+    // and a parent that stays up, to measure what asking costs each flip.
+    let rules = std::env::var("RULES").is_ok_and(|v| v == "1");
+    let parent = populate(&service, project, 1, |_, c| c.timeout = 86_400).await[0];
+    let window = rules.then(|| overdue::model::check::QuietWindow {
+        schedule: "0 3 1 1 *".into(),
+        tz: "UTC".into(),
+        duration: 3600,
+        compiled: overdue::schedule::Schedule::parse("0 3 1 1 *", "UTC")
+            .ok()
+            .map(Arc::new),
     });
     let checks = populate(&service, project, n, move |i, c| {
         c.timeout = 60;
@@ -192,6 +192,7 @@ async fn deadlines(n: usize) {
             Some(now + SignedDuration::from_millis(offset_ms) - SignedDuration::from_secs(120));
         if let Some(window) = &window {
             c.quiet = Some(window.clone());
+            c.parents = vec![parent];
         }
     })
     .await;
