@@ -191,7 +191,7 @@ async fn deadlines(n: usize) {
         c.last_ping =
             Some(now + SignedDuration::from_millis(offset_ms) - SignedDuration::from_secs(120));
         if let Some(window) = &window {
-            c.quiet = Some(window.clone());
+            c.quiet = Some(Box::new(window.clone()));
             c.parents = vec![parent];
         }
     })

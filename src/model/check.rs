@@ -130,12 +130,12 @@ pub struct Check {
     /// Until when the check's alerts are held (status and flips are still recorded).
     pub snoozed_until: Option<Timestamp>,
     /// A recurring quiet window: alerts are held while it is open, as by a snooze.
-    pub quiet: Option<QuietWindow>,
+    pub quiet: Option<Box<QuietWindow>>,
     /// Checks of the same project this one depends on: while one of them is down, this
     /// check's down alerts wait for its recovery. Sorted.
     pub parents: Vec<Uuid>,
     /// The alert that quiet time or a down parent is holding back (`model::snooze`).
-    pub(crate) held: Option<HeldAlert>,
+    pub(crate) held: Option<Box<HeldAlert>>,
 }
 
 /// What quiet time or a down parent held back: receivers were last told `told`; the check has

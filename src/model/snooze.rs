@@ -113,13 +113,13 @@ pub(crate) fn holds(check: &Check, flip: &Flip, now: Timestamp, parent_down: boo
 pub(crate) fn hold(check: &mut Check, flip: &Flip, now: Timestamp, parent_down: bool) {
     let told = check.held.as_ref().map_or(flip.old_status, |h| h.told);
     let until = quiet_end(check, now).or((!parent_down).then_some(now));
-    check.held = Some(HeldAlert {
+    check.held = Some(Box::new(HeldAlert {
         told,
         new: flip.new_status,
         at: flip.created,
         reason: flip.reason.clone(),
         until,
-    });
+    }));
 }
 
 /// Snoozes the check until `until`, or ends its snooze (`None`, or a moment not after
@@ -152,7 +152,7 @@ pub(crate) fn release(check: &mut Check, now: Timestamp, parent_down: bool) -> O
     }
     let held = check.held.take()?;
     let down = |s: StoredStatus| s == StoredStatus::Down;
-    (down(held.told) != down(held.new)).then_some(held)
+    (down(held.told) != down(held.new)).then_some(*held)
 }
 
 #[cfg(test)]
@@ -252,7 +252,9 @@ mod tests {
             Uuid::nil(),
         );
         c.status = StoredStatus::Up;
-        c.quiet = Some(crate::model::check::QuietWindow::new(expr, tz, secs));
+        c.quiet = Some(Box::new(crate::model::check::QuietWindow::new(
+            expr, tz, secs,
+        )));
         c
     }
 

@@ -390,7 +390,7 @@ pub(crate) fn apply(
                     "is not a valid cron or OnCalendar expression",
                 ));
             }
-            Some(window)
+            Some(Box::new(window))
         };
     }
     if check.max_duration > 0 && check.min_duration >= check.max_duration {

@@ -349,13 +349,13 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
     check.snoozed_until = rules.snoozed_until_us.map(from_micros);
     check.held = match rules.held {
         None => None,
-        Some(h) => Some(crate::model::check::HeldAlert {
+        Some(h) => Some(Box::new(crate::model::check::HeldAlert {
             told: status_from(h.told)?,
             new: status_from(h.new)?,
             at: from_micros(h.at_us),
             reason: h.reason,
             until: h.until_us.map(from_micros),
-        }),
+        })),
     };
     // Compiled here, as the window is read: unlike the check's own schedule it has no
     // other place that compiles it at load.
@@ -366,9 +366,13 @@ pub(crate) fn decode_check(bytes: &[u8]) -> Result<Check, StoreError> {
         .map(|(c, e)| (Uuid::from_u128(c), Events::from_bits(e)))
         .collect();
     check.late_seen = rules.late_seen_us.map(from_micros);
-    check.quiet = rules
-        .quiet
-        .map(|q| crate::model::check::QuietWindow::new(&q.schedule, &q.tz, q.duration));
+    check.quiet = rules.quiet.map(|q| {
+        Box::new(crate::model::check::QuietWindow::new(
+            &q.schedule,
+            &q.tz,
+            q.duration,
+        ))
+    });
     Ok(check)
 }
 

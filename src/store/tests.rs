@@ -895,18 +895,18 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
     ruled.max_duration = 7200;
     ruled.min_duration = 60;
     ruled.snoozed_until = Some(at(5_000_000));
-    ruled.held = Some(crate::model::check::HeldAlert {
+    ruled.held = Some(Box::new(crate::model::check::HeldAlert {
         told: StoredStatus::Up,
         new: StoredStatus::Down,
         at: at(4_000_000),
         reason: "timeout".into(),
         until: Some(at(5_000_000)),
-    });
-    ruled.quiet = Some(crate::model::check::QuietWindow::new(
+    }));
+    ruled.quiet = Some(Box::new(crate::model::check::QuietWindow::new(
         "Sun 02:00",
         "Europe/Riga",
         7200,
-    ));
+    )));
     ruled.channel_events = vec![(
         Uuid::from_u128(7),
         crate::model::events::Events::parse("down,late").expect("events"),

@@ -563,7 +563,7 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
         Some(h) => {
             let status =
                 |s: &str| status_from(s).ok_or_else(|| DumpError(format!("unknown status {s:?}")));
-            Some(crate::model::check::HeldAlert {
+            Some(Box::new(crate::model::check::HeldAlert {
                 told: status(&h.told)?,
                 new: status(&h.new)?,
                 at: parse_ts(&h.at, "held.at")?,
@@ -573,7 +573,7 @@ fn check_from_dump(d: &DumpCheck, project: Uuid) -> Result<Check, DumpError> {
                     .as_deref()
                     .map(|t| parse_ts(t, "held.until"))
                     .transpose()?,
-            })
+            }))
         }
     };
     let mut channels = d.channels.clone();
@@ -622,18 +622,18 @@ mod tests {
             Uuid::from_u128(20),
             crate::model::events::Events::parse("late,failure").expect("events"),
         )];
-        c.quiet = Some(crate::model::check::QuietWindow::new(
+        c.quiet = Some(Box::new(crate::model::check::QuietWindow::new(
             "Sun 02:00",
             "Europe/Riga",
             7200,
-        ));
-        c.held = Some(crate::model::check::HeldAlert {
+        )));
+        c.held = Some(Box::new(crate::model::check::HeldAlert {
             told: StoredStatus::Up,
             new: StoredStatus::Down,
             at: t,
             reason: "fail".into(),
             until: Some(t),
-        });
+        }));
         c
     }
 
