@@ -290,10 +290,11 @@ pub(crate) fn render(
         let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         let h = (ms as f64 / longest as f64 * RUN_MAX_H).max(2.0);
         let slow = median > 0 && ms > 2 * median;
+        // A failed run is shown as failed even when it was also slow: the failure is the news.
         let class = match (slow, *kind == PingKind::Fail) {
-            (true, _) => "run slow",
-            (false, true) => "run failed",
-            _ => "run",
+            (_, true) => "run failed",
+            (true, false) => "run slow",
+            (false, false) => "run",
         };
         let x = (x_of(*at, from, len) - 2.0).clamp(0.0, W - 4.0);
         let _ = write!(
@@ -493,6 +494,16 @@ mod tests {
         assert_eq!(svg.matches(r#"class="run slow""#).count(), 1);
         assert!(svg.contains(r#"role="img""#));
         assert!(svg.contains("7 days: 14 pings, 0 failures"));
+        // The slow run failing: shown as failed, the failure is the news.
+        let mut failing = pings.clone();
+        failing[9].0.kind = PingKind::Fail;
+        let input = TimelineInput {
+            pings: &failing,
+            ..input
+        };
+        let svg = render(&input, now, Span::Week, &TimeZone::UTC);
+        assert_eq!(svg.matches(r#"class="run slow""#).count(), 0);
+        assert_eq!(svg.matches(r#"class="run failed""#).count(), 1);
         assert!(
             !svg.contains("style="),
             "no inline style: the CSP forbids it"
