@@ -176,4 +176,22 @@ mod tests {
         assert_eq!(cron["tz"], "Europe/Riga");
         assert!(!cron.contains_key("channels"));
     }
+
+    #[test]
+    fn event_boxes_become_the_checks_choice_for_the_channels_it_keeps() {
+        let f = Form::parse(
+            b"channels_listed=1&channel=a&events_listed-a=1&events-a=down&events-a=late\
+              &events_listed-b=1&events-b=up&channel=c&events_listed-c=1",
+        );
+        let obj = check_object(&f);
+        assert_eq!(obj["channels"], "a,c");
+        assert_eq!(
+            obj["channel_events"],
+            serde_json::json!({"a": "down,late", "c": ""}),
+            "b is not kept; c is kept silent"
+        );
+        let add = Form::parse(b"event_listed=1&event=late");
+        assert_eq!(events_chosen(&add, "event"), "late");
+        assert_eq!(events_chosen(&Form::parse(b""), "event"), "down,up");
+    }
 }
