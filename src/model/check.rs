@@ -249,20 +249,36 @@ impl Check {
     /// due.
     pub(crate) fn next_attention(&self) -> Option<Timestamp> {
         let release = self.held.as_ref().and_then(|h| h.until);
-        [self.late_at(), self.alert_after(), release]
-            .into_iter()
-            .flatten()
-            .min()
+        // The schedule is asked once for both moments (every ping recomputes this, and a
+        // cron check's next fire time is its costly part); a bounded run needs neither.
+        let expected = self
+            .bounded_run()
+            .is_none()
+            .then(|| self.expected_after_last_ping())
+            .flatten();
+        [
+            self.late_from(expected),
+            self.alert_after_from(expected),
+            release,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// When the check enters its grace period (its status turns `grace`), if it has not been
     /// seen late for that grace period yet: the moment of a late notice. `None` for a check
     /// that is not up, has no grace, or runs under `max_duration`.
     pub(crate) fn late_at(&self) -> Option<Timestamp> {
+        self.late_from(self.expected_after_last_ping())
+    }
+
+    /// [`Check::late_at`] given [`Check::expected_after_last_ping`].
+    fn late_from(&self, expected: Option<Timestamp>) -> Option<Timestamp> {
         if self.status != StoredStatus::Up || self.bounded_run().is_some() {
             return None;
         }
-        let at = self.expected_after_last_ping()?;
+        let at = expected?;
         let down = at.checked_add(self.grace()).ok()?;
         let seen = self.late_seen.is_some_and(|s| s >= at);
         (down > at && !seen).then_some(at)
@@ -315,7 +331,11 @@ impl Check {
 
     /// `next_ping` of §3.6: when the grace period starts, taking a running start into account.
     pub(crate) fn grace_start(&self) -> Option<Timestamp> {
-        let base = self.expected_after_last_ping();
+        self.grace_start_from(self.expected_after_last_ping())
+    }
+
+    /// [`Check::grace_start`] given [`Check::expected_after_last_ping`] as `base`.
+    fn grace_start_from(&self, base: Option<Timestamp>) -> Option<Timestamp> {
         match self.last_start {
             Some(start) if self.status != StoredStatus::Down => {
                 Some(base.map_or(start, |b| b.min(start)))
@@ -326,10 +346,17 @@ impl Check {
 
     /// The moment the check goes down if nothing else happens (§5.1); `None` when it never does.
     pub fn alert_after(&self) -> Option<Timestamp> {
+        self.alert_after_from(self.expected_after_last_ping())
+    }
+
+    /// [`Check::alert_after`] given [`Check::expected_after_last_ping`].
+    fn alert_after_from(&self, expected: Option<Timestamp>) -> Option<Timestamp> {
         if let Some(start) = self.bounded_run() {
             return start.checked_add(self.run_limit()).ok();
         }
-        self.grace_start()?.checked_add(self.grace()).ok()
+        self.grace_start_from(expected)?
+            .checked_add(self.grace())
+            .ok()
     }
 
     /// The displayed status at `now` (§3.5). `v1` selects API v1's `started` status.
