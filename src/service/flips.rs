@@ -101,18 +101,25 @@ fn queue_alert(
             }
             _ => ctx.txn.delete_repeat(flip.check, channel)?,
         }
-        let entry = OutboxEntry {
-            seq: ctx.state.next_outbox_seq(),
-            channel,
-            check: flip.check,
-            flip_created: flip.created,
-            old_status: flip.old_status,
-            new_status: flip.new_status,
-            reason: flip.reason.clone(),
-            queued: ctx.now,
-        };
-        ctx.txn.put_outbox(&entry)?;
+        put_entry(ctx, channel, flip)?;
     }
+    Ok(())
+}
+
+/// Writes the outbox entry that tells `channel` about `flip` (or about a notice or a repeat,
+/// which have a flip's shape).
+fn put_entry(ctx: &mut WriteCtx<'_>, channel: Uuid, flip: &Flip) -> Result<(), ServiceError> {
+    let entry = OutboxEntry {
+        seq: ctx.state.next_outbox_seq(),
+        channel,
+        check: flip.check,
+        flip_created: flip.created,
+        old_status: flip.old_status,
+        new_status: flip.new_status,
+        reason: flip.reason.clone(),
+        queued: ctx.now,
+    };
+    ctx.txn.put_outbox(&entry)?;
     Ok(())
 }
 
@@ -155,18 +162,16 @@ pub(crate) fn queue_notice(
     }
     tracing::info!(check = %check, name = %c.name, "check is {}: a notice is queued", event.as_str());
     ctx.alerts_queued();
+    // Shaped as a flip that changes nothing, the event named by its reason.
+    let notice = Flip {
+        check,
+        created: at,
+        old_status: StoredStatus::Up,
+        new_status: StoredStatus::Up,
+        reason: event.as_str().to_string(),
+    };
     for channel in channels {
-        let entry = OutboxEntry {
-            seq: ctx.state.next_outbox_seq(),
-            channel,
-            check,
-            flip_created: at,
-            old_status: StoredStatus::Up,
-            new_status: StoredStatus::Up,
-            reason: event.as_str().to_string(),
-            queued: ctx.now,
-        };
-        ctx.txn.put_outbox(&entry)?;
+        put_entry(ctx, channel, &notice)?;
     }
     Ok(true)
 }
@@ -203,17 +208,14 @@ pub(crate) fn queue_repeats(
             ctx.txn.put_repeat(check, channel, next.as_microsecond())?;
             continue;
         }
-        let entry = OutboxEntry {
-            seq: ctx.state.next_outbox_seq(),
-            channel,
+        let repeat = Flip {
             check,
-            flip_created: ctx.now,
+            created: ctx.now,
             old_status: StoredStatus::Down,
             new_status: StoredStatus::Down,
             reason: REPEAT_REASON.to_string(),
-            queued: ctx.now,
         };
-        ctx.txn.put_outbox(&entry)?;
+        put_entry(ctx, channel, &repeat)?;
         ctx.txn.put_repeat(check, channel, next.as_microsecond())?;
         ctx.alerts_queued();
     }
