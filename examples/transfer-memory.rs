@@ -40,6 +40,7 @@ fn write_dump(path: &Path, n: usize) -> std::io::Result<()> {
         ping_key: "bulkbulkbulkbulkbulk01".into(),
         badge_key: Uuid::from_u128(2).to_string(),
         created: "2026-01-01T00:00:00Z".into(),
+        quiet: None,
         api_keys: Vec::new(),
         channels: Vec::new(),
         checks: Vec::new(),

@@ -436,6 +436,54 @@ fn check_snooze_names_one_check_a_tag_or_all_and_end_ends_it() {
 }
 
 #[test]
+fn project_quiet_shows_sets_and_removes_the_projects_window() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = Serve::start(data);
+    let rw = serve.first_start_key("read-write API key:");
+    let out = ok(data, &["project", "quiet"]);
+    assert_eq!(out, "project default has no quiet window\n");
+    let err = fails(
+        overdue_in(
+            data,
+            &[
+                "project",
+                "quiet",
+                "--schedule",
+                "Sun 02:00",
+                "--tz",
+                "Mars/Base",
+            ],
+        ),
+        1,
+    );
+    assert!(err.contains("quiet_tz is not a valid timezone"), "{err}");
+    let out = ok(
+        data,
+        &[
+            "project",
+            "quiet",
+            "default",
+            "--schedule",
+            "0 2 * * 0",
+            "--duration",
+            "90m",
+        ],
+    );
+    assert_eq!(
+        out,
+        "project default: quiet for 1h 30m from 0 2 * * 0 (UTC)\n"
+    );
+    let (_, doc) = process::http(serve.port, "GET", "/api/v3/project/", Some(&rw), None);
+    assert_eq!(doc["quiet_duration"], 5400, "{doc}");
+    assert_eq!(ok(data, &["project", "quiet"]), out, "without flags: shown");
+    let run = overdue_in(data, &["project", "quiet", "--off", "--duration", "1h"]);
+    assert_eq!(run.code, Some(2), "--off takes no settings");
+    let out = ok(data, &["project", "quiet", "--off"]);
+    assert_eq!(out, "project default has no quiet window\n");
+}
+
+#[test]
 fn channels_and_checks_choose_the_events_they_send() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();

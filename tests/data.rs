@@ -138,6 +138,7 @@ fn api_view(serve: &Serve, rw: &str, ro: &str) -> Vec<(String, String)> {
     get("/api/v3/checks/", ro);
     get("/api/v3/channels/", rw);
     get("/api/v3/badges/", rw);
+    get("/api/v3/project/", rw);
     get("/api/v1/checks/", rw);
     for c in list["checks"].as_array().expect("checks") {
         let uuid = c["uuid"].as_str().expect("uuid").to_string();
@@ -186,6 +187,24 @@ fn export_and_import_give_byte_identical_api_output() {
             "http://127.0.0.1:9/x",
         ],
     ));
+    // The project's quiet window travels with it (set by the CLI, which says what it set).
+    let out = ok(overdue(
+        &a_dir,
+        &[
+            "project",
+            "quiet",
+            "--schedule",
+            "Sun 02:00",
+            "--tz",
+            "Europe/Riga",
+            "--duration",
+            "2h",
+        ],
+    ));
+    assert_eq!(
+        out,
+        "project default: quiet for 2h from Sun 02:00 (Europe/Riga)\n"
+    );
     let bodies = [
         json!({"name": "simple", "slug": "simple", "tags": "prod db", "timeout": 600, "grace": 120,
                "channels": "ops", "desc": "d", "methods": "POST"}),

@@ -37,6 +37,7 @@ mod monitor;
 mod notify;
 mod ops;
 mod packaging;
+mod project_rules;
 mod rules;
 mod schedule_props;
 mod schedule_vectors;

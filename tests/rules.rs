@@ -16,7 +16,7 @@ use crate::process::{self, Serve};
 use crate::receivers::{HttpReceiver, Request, start};
 
 /// A webhook that calls `/down/<name>` and `/up/<name>`.
-fn hook(base: &str) -> ChannelConfig {
+pub(crate) fn hook(base: &str) -> ChannelConfig {
     ChannelConfig::Webhook(WebhookConfig {
         down: Some(HookSpec::new(&format!("{base}/down/$NAME"), "")),
         up: Some(HookSpec::new(&format!("{base}/up/$NAME"), "")),
@@ -24,7 +24,7 @@ fn hook(base: &str) -> ChannelConfig {
 }
 
 /// A server that delivers alerts, with the hook as the project's channel.
-async fn serve_with_hook(http: &HttpReceiver) -> TestServer {
+pub(crate) async fn serve_with_hook(http: &HttpReceiver) -> TestServer {
     let t = start(NotifyConfig::default(), None).await;
     t.service
         .add_channel("default", "hook", hook(&http.base))

@@ -1,7 +1,8 @@
 //! The dashboard's integrations and project pages: channels added through the form by the
 //! CLI's rules and listed without secrets, test notifications, removal; API keys created
 //! (shown once) and removed, the session's own included; read-only sessions; badges and the
-//! Prometheus URL; and alerts that link to the check's page.
+//! Prometheus URL; the project's quiet window and snoozing a tag's checks; and alerts that
+//! link to the check's page.
 
 use std::time::Duration;
 
@@ -370,11 +371,13 @@ async fn a_read_only_session_sees_no_secrets_and_every_change_is_forbidden() {
         &s.ro[..12],
         "add_key",
         "remove_key",
+        "/quiet/",
+        "/snooze/",
     ] {
         assert!(!page.contains(hidden), "read-only page shows {hidden}");
     }
     let uuid = channel.uuid.to_string();
-    let posts: [(&str, Vec<(&str, &str)>); 5] = [
+    let posts: [(&str, Vec<(&str, &str)>); 7] = [
         (
             "add_channel",
             vec![("kind", "email"), ("name", "x"), ("value", "a@b.example")],
@@ -383,6 +386,8 @@ async fn a_read_only_session_sees_no_secrets_and_every_change_is_forbidden() {
         ("test_channel", vec![("channel", uuid.as_str())]),
         ("add_key", vec![("label", "x")]),
         ("remove_key", vec![("key", &s.rw[..12])]),
+        ("quiet", vec![("quiet_schedule", "Sun 02:00")]),
+        ("snooze", vec![("tag", ""), ("seconds", "3600")]),
     ];
     for (action, fields) in posts {
         let r = web.post(&format!("/projects/{p}/{action}/"), &fields).await;
@@ -390,6 +395,100 @@ async fn a_read_only_session_sees_no_secrets_and_every_change_is_forbidden() {
     }
     assert_eq!(channel_count(&s).await, 1);
     assert_eq!(keys_json(&s).await.len(), 2, "no key added or removed");
+    let (_, project) = s.call(reqwest::Method::GET, "/api/v3/project/", None).await;
+    assert_eq!(project["quiet_schedule"], "", "no quiet window set");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn the_quiet_window_and_snoozing_a_tag_are_set_on_the_project_page() {
+    let s = TestServer::start().await;
+    let p = project_uuid(&s);
+    for (name, tags) in [("db", "prod"), ("web", "prod"), ("dev", "")] {
+        s.create(serde_json::json!({"name": name, "tags": tags}))
+            .await;
+    }
+    let web = s.sign_in(&s.rw).await;
+    let (_, page) = web.get(&format!("/projects/{p}/settings/")).await;
+    assert!(page.contains("No quiet window."), "{page}");
+    assert_eq!(
+        input_value(&page, "quiet_duration").as_deref(),
+        Some("3600")
+    );
+    // Refused as the API refuses it, with its message, and nothing set.
+    let quiet = format!("/projects/{p}/quiet/");
+    let r = web
+        .post(
+            &quiet,
+            &[
+                ("quiet_schedule", "Sun 02:00"),
+                ("quiet_tz", "Mars/Base"),
+                ("quiet_duration", "7200"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 400);
+    let page = r.text().await.expect("body");
+    assert!(page.contains("quiet_tz is not a valid timezone"), "{page}");
+    let (_, project) = s.call(reqwest::Method::GET, "/api/v3/project/", None).await;
+    assert_eq!(project["quiet_schedule"], "");
+    let r = web
+        .post(
+            &quiet,
+            &[
+                ("quiet_schedule", "Sun 02:00"),
+                ("quiet_tz", "Europe/Riga"),
+                ("quiet_duration", "7200"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 303);
+    let (_, page) = web.get(&format!("/projects/{p}/settings/")).await;
+    assert!(
+        page.contains("Quiet window: <strong>2h from each Sun 02:00 (Europe/Riga)</strong>"),
+        "{page}"
+    );
+    let (_, project) = s.call(reqwest::Method::GET, "/api/v3/project/", None).await;
+    assert_eq!(project["quiet_duration"], 7200);
+    // Snoozing one tag's checks, then ending it for every check.
+    assert!(
+        page.contains("<option value=\"prod\">the checks tagged prod</option>"),
+        "{page}"
+    );
+    let snooze = format!("/projects/{p}/snooze/");
+    let r = web
+        .post(&snooze, &[("tag", "prod"), ("seconds", "3600")])
+        .await;
+    assert_eq!(r.status(), 303);
+    let snoozed = |list: Vec<serde_json::Value>| -> Vec<String> {
+        let mut names: Vec<String> = list
+            .iter()
+            .filter(|c| !c["snoozed_until"].is_null())
+            .map(|c| c["name"].as_str().expect("name").to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(snoozed(s.list().await), ["db", "web"]);
+    let (_, page) = web.get(&format!("/projects/{p}/settings/")).await;
+    assert!(page.contains("2 checks are snoozed."), "{page}");
+    let r = web.post(&snooze, &[("tag", ""), ("seconds", "0")]).await;
+    assert_eq!(r.status(), 303);
+    assert!(snoozed(s.list().await).is_empty());
+    // Removing the window: an empty schedule.
+    let r = web
+        .post(
+            &quiet,
+            &[
+                ("quiet_schedule", ""),
+                ("quiet_tz", ""),
+                ("quiet_duration", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 303);
+    let (_, page) = web.get(&format!("/projects/{p}/settings/")).await;
+    assert!(page.contains("No quiet window."));
     s.stop().await;
 }
 

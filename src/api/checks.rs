@@ -1,4 +1,5 @@
-//! Check endpoints: list, get, create (upsert), update, delete, pause, resume and snooze.
+//! Check endpoints: list, get, create (upsert), update, delete, pause, resume and snooze
+//! (one check, or every check of a tag or the project).
 //! Order of checks inside write endpoints (reference §1.5): body parse, authentication,
 //! existence, ownership, validation, action.
 
@@ -204,4 +205,34 @@ pub(crate) async fn snooze(
     let until = crate::model::snooze::parse_body(&body, now).map_err(ServiceError::from)?;
     let check = app.service.snooze_check(grant.project, uuid, until).await?;
     Ok(check_response(app, StatusCode::OK, &check, version, false))
+}
+
+/// POST checks/snooze with the body of [`snooze`]: snoozes every check of the project, or,
+/// with `?tag=` (repeatable, as the list filters), those that have every tag named. The
+/// answer lists the checks snoozed, as `GET checks/` would.
+pub(crate) async fn snooze_many(
+    app: &App,
+    req: &Request,
+    version: ApiVersion,
+) -> Result<Response, ApiError> {
+    let body = body_object(req)?;
+    let grant = authorize(app, req, &body).await?;
+    let mut tags: Vec<String> = Vec::new();
+    for (k, v) in req.query_pairs() {
+        if k == "tag" && !tags.contains(&v) {
+            tags.push(v);
+        }
+    }
+    let now = app.service.now();
+    let until = crate::model::snooze::parse_body(&body, now).map_err(ServiceError::from)?;
+    let checks = app
+        .service
+        .snooze_checks(grant.project, tags, until)
+        .await?;
+    let urls = urls(app, version);
+    let list: Vec<Value> = checks
+        .iter()
+        .map(|c| check_json(c, now, urls, false))
+        .collect();
+    Ok(json_response(StatusCode::OK, &json!({ "checks": list })))
 }

@@ -288,11 +288,13 @@ pub(crate) async fn handle(
         Route::Pause(u) => checks::pause_or_resume(&app, &req, version, u, false).await,
         Route::Resume(u) => checks::pause_or_resume(&app, &req, version, u, true).await,
         Route::Snooze(u) => checks::snooze(&app, &req, version, u).await,
+        Route::SnoozeMany => checks::snooze_many(&app, &req, version).await,
         Route::Pings(u) => history::pings(&app, &req, version, u).await,
         Route::PingBody(u, n) => history::ping_body(&app, &req, u, n).await,
         Route::Flips(r) => history::flips(&app, &req, r).await,
         Route::Channels => project::channels(&app, &req).await,
         Route::Badges => project::badges(&app, &req).await,
+        Route::Project => project::settings(&app, &req).await,
         // Answered above, before methods and bodies; here for exhaustiveness only.
         Route::Status => Ok(project::status(&app)),
     };

@@ -1,4 +1,5 @@
-//! Project-wide endpoints: integrations, the badge list, and the status probe.
+//! Project-wide endpoints: integrations, the badge list, the project's own settings (its
+//! quiet window), and the status probe.
 
 use std::collections::BTreeSet;
 
@@ -6,12 +7,14 @@ use serde_json::{Map, Value, json};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::api::auth::{authorize, authorize_read};
+use crate::api::auth::{authorize, authorize_read, body_object};
 use crate::api::error::ApiError;
 use crate::api::response::{json_response, text_response};
 use crate::api::{App, Request};
 use crate::model::badge::project_badge_urls;
-use crate::model::json::channel_json;
+use crate::model::json::{channel_json, project_json};
+use crate::model::quiet::QuietSpec;
+use crate::service::ServiceError;
 
 /// GET channels/ (read-write keys only).
 pub(crate) async fn channels(app: &App, req: &Request) -> Result<Response, ApiError> {
@@ -54,6 +57,25 @@ pub(crate) async fn badges(app: &App, req: &Request) -> Result<Response, ApiErro
     }
     map.insert("*".into(), entry("*"));
     Ok(json_response(StatusCode::OK, &json!({ "badges": map })))
+}
+
+/// GET project/ (any key) answers the project's settings; POST project/ (read-write key)
+/// changes them with the fields it names and answers the result (docs/api-extensions.md).
+pub(crate) async fn settings(app: &App, req: &Request) -> Result<Response, ApiError> {
+    let grant = if req.method == warp::http::Method::POST {
+        let body = body_object(req)?;
+        let grant = authorize(app, req, &body).await?;
+        let spec = QuietSpec::parse(&body).map_err(ServiceError::from)?;
+        app.service.set_project_quiet(grant.project, spec).await?;
+        grant
+    } else {
+        authorize_read(app, req).await?
+    };
+    let project = app
+        .service
+        .read(|s| s.project(&grant.project).cloned())
+        .ok_or(ApiError::NotFound)?;
+    Ok(json_response(StatusCode::OK, &project_json(&project)))
 }
 
 /// /api/vN/status/: any method, no key; 200 `OK` while the data file answers a read and

@@ -22,11 +22,15 @@ pub(crate) enum Route {
     Resume(Uuid),
     /// Ours (docs/api-extensions.md): snooze a check's alerts.
     Snooze(Uuid),
+    /// Ours: snooze every check of the project, or those with given tags, in one call.
+    SnoozeMany,
     Pings(Uuid),
     PingBody(Uuid, u64),
     Flips(CheckRef),
     Channels,
     Badges,
+    /// Ours: the project's own settings (its quiet window).
+    Project,
     Status,
 }
 
@@ -36,8 +40,11 @@ impl Route {
         match self {
             Route::Checks => "GET, POST, OPTIONS",
             Route::Check(CheckRef::Uuid(_)) => "GET, POST, DELETE, OPTIONS",
-            Route::Pause(_) | Route::Resume(_) | Route::Snooze(_) => "POST, OPTIONS",
+            Route::Pause(_) | Route::Resume(_) | Route::Snooze(_) | Route::SnoozeMany => {
+                "POST, OPTIONS"
+            }
             Route::Status => "GET, HEAD, POST, OPTIONS",
+            Route::Project => "GET, POST, OPTIONS",
             _ => "GET, OPTIONS",
         }
     }
@@ -99,7 +106,9 @@ pub(crate) fn parse(path: &str) -> Option<(ApiVersion, Route)> {
         ["checks"] => Route::Checks,
         ["channels"] => Route::Channels,
         ["badges"] => Route::Badges,
+        ["project"] => Route::Project,
         ["status"] => Route::Status,
+        ["checks", "snooze"] => Route::SnoozeMany,
         ["checks", id] => Route::Check(check_ref(id)?),
         ["checks", id, "flips"] => Route::Flips(check_ref(id)?),
         ["checks", id, action] => {
@@ -165,6 +174,13 @@ mod tests {
         );
         assert_eq!(parse(&format!("/api/v3/checks/{U}/pings/x/body")), None);
         assert_eq!(parse(&format!("/api/v3/checks/{key}/pause")), None);
+        assert_eq!(
+            parse(&format!("/api/v3/checks/{U}/snooze")),
+            Some((ApiVersion::V3, Route::Snooze(uuid)))
+        );
+        for p in ["/api/v3/checks/snooze", "/api/v1/checks/snooze/"] {
+            assert_eq!(parse(p).map(|(_, r)| r), Some(Route::SnoozeMany));
+        }
     }
 
     #[test]
@@ -199,6 +215,12 @@ mod tests {
         assert!(!Route::Check(CheckRef::UniqueKey("x".into())).allows("POST"));
         assert!(Route::Check(CheckRef::Uuid(Uuid::nil())).allows("DELETE"));
         assert!(!Route::Pause(Uuid::nil()).allows("GET"));
+        assert!(Route::SnoozeMany.allows("POST") && !Route::SnoozeMany.allows("GET"));
+        assert!(Route::Project.allows("GET") && Route::Project.allows("POST"));
+        assert_eq!(
+            parse("/api/v3/project/").map(|(_, r)| r),
+            Some(Route::Project)
+        );
         assert!(!Route::Checks.allows("HEAD"));
         assert!(Route::Status.allows("PUT"));
     }

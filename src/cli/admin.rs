@@ -29,6 +29,26 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Show or set the project's recurring quiet window: while it is open, every check of
+    /// the project records pings and status but holds its alerts (one alert when it closes,
+    /// if a check's state changed). Without flags, shows the window.
+    Quiet {
+        /// May be left out when there is only one project.
+        project: Option<String>,
+        /// Opens the window at each time of this cron or OnCalendar expression
+        /// ("Sun 02:00", "0 2 * * 0").
+        #[arg(long, value_name = "EXPR", conflicts_with = "off")]
+        schedule: Option<String>,
+        /// Time zone of --schedule [default: UTC].
+        #[arg(long, value_name = "ZONE", conflicts_with = "off")]
+        tz: Option<String>,
+        /// How long the window stays open: seconds or a duration such as 2h [default: 1h].
+        #[arg(long, value_name = "DURATION", conflicts_with = "off")]
+        duration: Option<String>,
+        /// Remove the window.
+        #[arg(long)]
+        off: bool,
+    },
     /// Remove a project with all its checks, channels and keys; asks first.
     Rm {
         name: String,
@@ -299,6 +319,48 @@ async fn project(service: &Service, cmd: ProjectCmd) -> Outcome {
                 }
                 AdminOutput::ok(out)
             }
+        }
+        ProjectCmd::Quiet {
+            project,
+            schedule,
+            tz,
+            duration,
+            off,
+        } => {
+            let name = project_arg(service, project.as_deref())?;
+            let uuid = service.read(|s| s.project_by_name(&name).map(|p| p.uuid));
+            let uuid = uuid.ok_or(ServiceError::NotFound)?;
+            let mut body = serde_json::Map::new();
+            if off {
+                body.insert("quiet_schedule".into(), json!(""));
+            }
+            if let Some(expr) = schedule {
+                body.insert("quiet_schedule".into(), json!(expr));
+            }
+            if let Some(tz) = tz {
+                body.insert("quiet_tz".into(), json!(tz));
+            }
+            if let Some(d) = duration {
+                body.insert("quiet_duration".into(), crate::cli::check::period(&d));
+            }
+            let p = if body.is_empty() {
+                service
+                    .read(|s| s.project(&uuid).cloned())
+                    .ok_or(ServiceError::NotFound)?
+            } else {
+                let spec = crate::model::quiet::QuietSpec::parse(&body)?;
+                service.set_project_quiet(uuid, spec).await?
+            };
+            AdminOutput::ok(match &p.quiet {
+                Some(q) => format!(
+                    "project {}: quiet for {} from {} ({})\n",
+                    p.name,
+                    crate::cli::check::friendly(q.duration),
+                    q.schedule,
+                    q.tz
+                ),
+                None => format!("project {} has no quiet window\n", p.name),
+            })
         }
         ProjectCmd::Rm { name, yes: _ } => {
             let r = service.remove_project(&name).await?;

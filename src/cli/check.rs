@@ -221,35 +221,33 @@ fn snooze_body(a: &SnoozeArgs) -> Map<String, Value> {
 async fn snooze(service: &Service, a: SnoozeArgs) -> Result<AdminOutput, ServiceError> {
     let now = service.now();
     let until = crate::model::snooze::parse_body(&snooze_body(&a), now)?;
-    let many = a.all || a.tag.is_some();
-    let checks: Vec<Check> = service.read(|s| {
-        if many {
-            if a.names.len() > 1 {
-                return Err(ServiceError::usage(
-                    "with --tag or --all, name only the project",
-                ));
-            }
-            let p = project_or_only(s, a.names.first().map(String::as_str))?;
-            Ok(s.checks_of(&p.uuid)
-                .filter(|c| a.tag.as_deref().is_none_or(|t| c.has_tag(t)))
-                .cloned()
-                .collect())
-        } else {
-            match a.names.as_slice() {
-                [check] => Ok(vec![check_named(s, None, check)?]),
-                [project, check] => Ok(vec![check_named(s, Some(project), check)?]),
-                _ => Err(ServiceError::usage(
-                    "name the check to snooze, or use --tag or --all",
-                )),
-            }
+    let checks = if a.all || a.tag.is_some() {
+        // The tag's or the project's checks in one transaction, as the API's
+        // `POST checks/snooze` does.
+        if a.names.len() > 1 {
+            return Err(ServiceError::usage(
+                "with --tag or --all, name only the project",
+            ));
         }
-    })?;
+        let p = service.read(|s| project_or_only(s, a.names.first().map(String::as_str)))?;
+        service
+            .snooze_checks(p.uuid, a.tag.into_iter().collect(), until)
+            .await?
+    } else {
+        let c = service.read(|s| match a.names.as_slice() {
+            [check] => Ok(check_named(s, None, check)?),
+            [project, check] => Ok(check_named(s, Some(project), check)?),
+            _ => Err(ServiceError::usage(
+                "name the check to snooze, or use --tag or --all",
+            )),
+        })?;
+        vec![service.snooze_check(c.project, c.uuid, until).await?]
+    };
     let mut out = String::new();
     for c in &checks {
-        let c = service.snooze_check(c.project, c.uuid, until).await?;
         let _ = match c.snoozed_until {
-            Some(t) => writeln!(out, "snoozed check {} until {}", label(&c), iso_seconds(t)),
-            None => writeln!(out, "check {} is not snoozed", label(&c)),
+            Some(t) => writeln!(out, "snoozed check {} until {}", label(c), iso_seconds(t)),
+            None => writeln!(out, "check {} is not snoozed", label(c)),
         };
     }
     if checks.is_empty() {
@@ -261,7 +259,7 @@ async fn snooze(service: &Service, a: SnoozeArgs) -> Result<AdminOutput, Service
 /// A `--timeout`/`--grace` value as the API body carries it: whole seconds, or a duration
 /// (`90s`, `1h`, `1d`, `PT1H`) turned into seconds. Anything else goes through unchanged,
 /// so the API's own validation gives the message.
-fn period(text: &str) -> Value {
+pub(crate) fn period(text: &str) -> Value {
     let text = text.trim();
     if let Ok(secs) = text.parse::<i64>() {
         return json!(secs);
@@ -389,7 +387,7 @@ pub(crate) struct ShowContext<'a> {
     pub(crate) pings: &'a [Ping],
 }
 
-fn friendly(secs: i64) -> String {
+pub(crate) fn friendly(secs: i64) -> String {
     format!("{:#}", SignedDuration::from_secs(secs))
 }
 

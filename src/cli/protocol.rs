@@ -28,7 +28,7 @@ use crate::cli::session::{ExportPiece, ImportMsg};
 use crate::transfer::healthchecks::ForeignCheck;
 
 /// The protocol this build speaks (see the module documentation for when it changes).
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The protocol of releases that sent no version.
 pub(crate) const UNVERSIONED: u32 = 1;
@@ -58,6 +58,13 @@ pub(crate) enum Command {
     },
     ProjectLs {
         json: bool,
+    },
+    ProjectQuiet {
+        project: Option<String>,
+        schedule: Option<String>,
+        tz: Option<String>,
+        duration: Option<String>,
+        off: bool,
     },
     /// The client has confirmed it (`cli::confirm`).
     ProjectRm {
@@ -445,6 +452,19 @@ impl From<AdminCommand> for Command {
             AdminCommand::Project(c) => match c {
                 ProjectCmd::Add { name, json } => Command::ProjectAdd { name, json },
                 ProjectCmd::Ls { json } => Command::ProjectLs { json },
+                ProjectCmd::Quiet {
+                    project,
+                    schedule,
+                    tz,
+                    duration,
+                    off,
+                } => Command::ProjectQuiet {
+                    project,
+                    schedule,
+                    tz,
+                    duration,
+                    off,
+                },
                 ProjectCmd::Rm { name, yes: _ } => Command::ProjectRm { name },
             },
             AdminCommand::Key(c) => match c {
@@ -523,6 +543,19 @@ impl Command {
                 AdminCommand::Project(ProjectCmd::Add { name, json })
             }
             Command::ProjectLs { json } => AdminCommand::Project(ProjectCmd::Ls { json }),
+            Command::ProjectQuiet {
+                project,
+                schedule,
+                tz,
+                duration,
+                off,
+            } => AdminCommand::Project(ProjectCmd::Quiet {
+                project,
+                schedule,
+                tz,
+                duration,
+                off,
+            }),
             Command::ProjectRm { name } => {
                 AdminCommand::Project(ProjectCmd::Rm { name, yes: true })
             }

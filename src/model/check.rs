@@ -161,6 +161,15 @@ pub struct QuietWindow {
     pub compiled: Option<Arc<Schedule>>,
 }
 
+/// Two windows are equal when their settings are (the compiled form follows from them).
+impl PartialEq for QuietWindow {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.schedule, &self.tz, self.duration) == (&other.schedule, &other.tz, other.duration)
+    }
+}
+
+impl Eq for QuietWindow {}
+
 impl QuietWindow {
     /// The window compiled from its settings.
     pub(crate) fn new(schedule: &str, tz: &str, duration: i64) -> QuietWindow {

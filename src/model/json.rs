@@ -5,9 +5,10 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
+use crate::model::check::QuietWindow;
 use crate::model::limits::DEFAULT_TZ;
 use crate::model::time::{iso_micros, iso_seconds};
-use crate::model::{ApiVersion, Channel, Check, Flip, Kind, Ping, PingKind, StoredStatus};
+use crate::model::{ApiVersion, Channel, Check, Flip, Kind, Ping, PingKind, Project, StoredStatus};
 
 /// Where the API is served, for the URLs inside responses.
 #[derive(Debug, Clone, Copy)]
@@ -111,19 +112,7 @@ pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_onl
     m.insert("min_duration".into(), json!(check.min_duration));
     let snoozed = check.snoozed_until.filter(|_| check.is_snoozed(now));
     m.insert("snoozed_until".into(), json!(snoozed.map(iso_seconds)));
-    let quiet = check.quiet.as_ref();
-    m.insert(
-        "quiet_schedule".into(),
-        json!(quiet.map_or("", |q| q.schedule.as_str())),
-    );
-    m.insert(
-        "quiet_tz".into(),
-        json!(quiet.map_or(DEFAULT_TZ, |q| q.tz.as_str())),
-    );
-    m.insert(
-        "quiet_duration".into(),
-        json!(quiet.map_or(0, |q| q.duration)),
-    );
+    quiet_fields(&mut m, check.quiet.as_deref());
     // Parent UUIDs are shown to read-write keys only, like the check's own UUID.
     if !read_only {
         let parents: Vec<String> = check
@@ -212,6 +201,31 @@ pub(crate) fn ping_json(ping: &Ping, duration: Option<SignedDuration>, urls: Url
         let secs = (d.as_secs_f64() * 100.0).round() / 100.0;
         m.insert("duration".into(), json!(secs));
     }
+    Value::Object(m)
+}
+
+/// The three fields that show a quiet window (`""`, `UTC`, `0` when there is none), in the
+/// check object and in the project's settings alike.
+fn quiet_fields(m: &mut Map<String, Value>, quiet: Option<&QuietWindow>) {
+    m.insert(
+        "quiet_schedule".into(),
+        json!(quiet.map_or("", |q| q.schedule.as_str())),
+    );
+    m.insert(
+        "quiet_tz".into(),
+        json!(quiet.map_or(DEFAULT_TZ, |q| q.tz.as_str())),
+    );
+    m.insert(
+        "quiet_duration".into(),
+        json!(quiet.map_or(0, |q| q.duration)),
+    );
+}
+
+/// A project's settings as `GET /api/v3/project/` shows them (docs/api-extensions.md).
+pub(crate) fn project_json(project: &Project) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(project.name));
+    quiet_fields(&mut m, project.quiet.as_deref());
     Value::Object(m)
 }
 

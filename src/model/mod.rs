@@ -12,6 +12,7 @@ pub(crate) mod metrics;
 pub mod outbox;
 pub(crate) mod ping;
 pub(crate) mod project;
+pub mod quiet;
 pub(crate) mod ratelimit;
 pub(crate) mod session;
 pub mod signal;

@@ -1,8 +1,11 @@
 //! Projects and their API keys, and the formats of every generated secret.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use uuid::Uuid;
 
+use crate::model::check::QuietWindow;
 use crate::model::limits::{API_KEY_ID_LEN, API_KEY_LEN, API_KEY_RANDOM_LEN, PING_KEY_LEN};
 
 /// A group of checks and channels sharing API keys and a ping key.
@@ -16,6 +19,9 @@ pub struct Project {
     /// For project badges (`/badge/<badge_key>/...`).
     pub badge_key: String,
     pub created: Timestamp,
+    /// A recurring quiet window that holds the alerts of every check of the project, as a
+    /// check's own window does (`model::snooze`).
+    pub quiet: Option<Arc<QuietWindow>>,
 }
 
 /// An API key as stored: only its argon2id hash and the non-secret identifier.

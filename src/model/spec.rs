@@ -7,13 +7,13 @@
 use serde_json::{Map, Value};
 
 use crate::model::ApiVersion;
-use crate::model::check::{Check, Kind, QuietWindow};
+use crate::model::check::{Check, Kind};
 use crate::model::events::Events;
 use crate::model::limits::{
-    DEFAULT_QUIET_SECS, DEFAULT_TZ, DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD,
-    MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS, MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS,
-    SLUG_MAX_CHARS, TAGS_MAX_CHARS,
+    DESC_MAX_CHARS, KEYWORDS_MAX_CHARS, MAX_FAIL_THRESHOLD, MAX_PERIOD_SECS, MAX_RUN_BOUND_SECS,
+    MIN_PERIOD_SECS, NAME_MAX_CHARS, SCHEDULE_MAX_CHARS, SLUG_MAX_CHARS, TAGS_MAX_CHARS,
 };
+use crate::model::quiet::QuietSpec;
 use crate::model::slug::slugify;
 use crate::schedule::{self, Schedule, ScheduleKind};
 
@@ -59,9 +59,7 @@ pub struct CheckSpec {
     pub max_duration: Option<i64>,
     pub min_duration: Option<i64>,
     /// A quiet window's schedule ("" removes the window), zone and length.
-    pub quiet_schedule: Option<String>,
-    pub quiet_tz: Option<&'static str>,
-    pub quiet_duration: Option<i64>,
+    pub quiet: QuietSpec,
     /// Comma-separated UUIDs of parent checks (resolved by the service, as `channels`).
     pub parents: Option<String>,
     /// The events chosen per channel: (channel identifier as in `channels`, events),
@@ -75,7 +73,7 @@ pub struct CheckSpec {
 pub struct SpecError(pub String);
 
 impl SpecError {
-    fn new(field: &str, what: &str) -> SpecError {
+    pub(crate) fn new(field: &str, what: &str) -> SpecError {
         SpecError(format!("{field} {what}"))
     }
 }
@@ -92,7 +90,7 @@ pub(crate) fn schedule_message(expr: &str, e: &schedule::ScheduleError) -> Strin
     }
 }
 
-fn string(
+pub(crate) fn string(
     body: &Map<String, Value>,
     field: &str,
     max: Option<usize>,
@@ -125,7 +123,7 @@ fn period(body: &Map<String, Value>, field: &str) -> Result<Option<i64>, SpecErr
 /// An integer within `min..=max`. JSON `true`/`false` count as 1/0 (as in the reference);
 /// floats, strings and `null` are not numbers. Integers of any size are reported as too
 /// large or too small rather than failing (decision 5).
-fn integer(
+pub(crate) fn integer(
     body: &Map<String, Value>,
     field: &str,
     min: i64,
@@ -249,23 +247,7 @@ pub fn parse_spec(body: &Map<String, Value>) -> Result<CheckSpec, SpecError> {
         integer(body, "fail_threshold", 1, MAX_FAIL_THRESHOLD)?.and_then(|n| u32::try_from(n).ok());
     spec.max_duration = integer(body, "max_duration", 0, MAX_RUN_BOUND_SECS)?;
     spec.min_duration = integer(body, "min_duration", 0, MAX_RUN_BOUND_SECS)?;
-    spec.quiet_schedule = string(body, "quiet_schedule", Some(SCHEDULE_MAX_CHARS))?;
-    if let Some(expr) = spec.quiet_schedule.as_deref().filter(|e| !e.is_empty())
-        && schedule::validate(expr).is_err()
-    {
-        return Err(SpecError::new(
-            "quiet_schedule",
-            "is not a valid cron or OnCalendar expression",
-        ));
-    }
-    spec.quiet_tz = match string(body, "quiet_tz", None)? {
-        None => None,
-        Some(name) => match schedule::tz::accepted(&name) {
-            Some(name) => Some(name),
-            None => return Err(SpecError::new("quiet_tz", "is not a valid timezone")),
-        },
-    };
-    spec.quiet_duration = integer(body, "quiet_duration", 1, MAX_RUN_BOUND_SECS)?;
+    spec.quiet = QuietSpec::parse(body)?;
     spec.parents = string(body, "parents", None)?;
     spec.channel_events = channel_events(body)?;
     Ok(spec)
@@ -364,34 +346,8 @@ pub(crate) fn apply(
     if let Some(min) = spec.min_duration {
         check.min_duration = min;
     }
-    if spec.quiet_schedule.is_some() || spec.quiet_tz.is_some() || spec.quiet_duration.is_some() {
-        let current = check.quiet.as_ref();
-        let expr = spec
-            .quiet_schedule
-            .clone()
-            .or_else(|| current.map(|q| q.schedule.clone()))
-            .unwrap_or_default();
-        check.quiet = if expr.is_empty() {
-            None
-        } else {
-            let tz = spec
-                .quiet_tz
-                .map(str::to_string)
-                .or_else(|| current.map(|q| q.tz.clone()))
-                .unwrap_or_else(|| DEFAULT_TZ.to_string());
-            let duration = spec
-                .quiet_duration
-                .or_else(|| current.map(|q| q.duration))
-                .unwrap_or(DEFAULT_QUIET_SECS);
-            let window = QuietWindow::new(&expr, &tz, duration);
-            if window.compiled.is_none() {
-                return Err(SpecError::new(
-                    "quiet_schedule",
-                    "is not a valid cron or OnCalendar expression",
-                ));
-            }
-            Some(Box::new(window))
-        };
+    if !spec.quiet.is_empty() {
+        check.quiet = spec.quiet.apply(check.quiet.as_deref())?.map(Box::new);
     }
     if check.max_duration > 0 && check.min_duration >= check.max_duration {
         return Err(SpecError(

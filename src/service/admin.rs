@@ -177,6 +177,7 @@ impl Service {
                 ping_key,
                 badge_key,
                 created: ctx.now,
+                quiet: None,
             };
             ctx.txn.put_project(&project)?;
             ctx.state.put_project(project.clone());
@@ -490,6 +491,7 @@ impl Service {
                     ping_key,
                     badge_key: Uuid::new_v4().to_string(),
                     created: ctx.now,
+                    quiet: None,
                 };
                 ctx.txn.put_project(&project)?;
                 ctx.state.put_project(project.clone());
@@ -530,6 +532,7 @@ mod tests {
             ping_key: format!("key{n}"),
             badge_key: String::new(),
             created: at(),
+            quiet: None,
         }
     }
 

@@ -1,8 +1,12 @@
 //! Recording a flip: the flip itself and, when it notifies, one outbox entry per channel
 //! assigned to the check, all in the caller's transaction. Channels with a repeat interval
 //! also get a `repeats` row while the check stays down; [`queue_repeats`] turns due rows
-//! into outbox entries. Every flip passes here, so this is also where the one info-level log
-//! line per state change is written, and the warning when a check goes down with no channel.
+//! into outbox entries. Alerts that quiet time (a snooze, the check's or its project's quiet
+//! window) or a down parent holds are kept and released here too. Every flip passes here,
+//! so this is also where the one info-level log line per state change is written, and the
+//! warning when a check goes down with no channel.
+
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -10,8 +14,9 @@ use crate::model::check::HeldAlert;
 use crate::model::events::{self, Event, Events};
 use crate::model::outbox::REPEAT_REASON;
 use crate::model::ping::{time_out, turn_late};
-use crate::model::snooze;
-use crate::model::{Check, Flip, OutboxEntry, StoredStatus};
+use crate::model::quiet::QuietSpec;
+use crate::model::snooze::{self, Around};
+use crate::model::{Check, Flip, OutboxEntry, Project, StoredStatus};
 use crate::service::{Service, ServiceError, WriteCtx};
 
 /// Writes `flip` and queues its alerts. The check must already carry its new status.
@@ -39,16 +44,17 @@ pub(crate) fn record_flip(ctx: &mut WriteCtx<'_>, flip: &Flip) -> Result<(), Ser
         return Ok(());
     }
     let now = ctx.now;
-    let parent_down = ctx
+    let around = ctx
         .state
         .check(&flip.check)
-        .is_some_and(|c| any_parent_down(ctx.state, c));
+        .map(|c| around(ctx.state, c))
+        .unwrap_or_default();
     if let Some(check) = ctx
         .state
         .check_mut(&flip.check)
-        .filter(|c| snooze::holds(c, flip, now, parent_down))
+        .filter(|c| snooze::holds(c, flip, now, &around))
     {
-        snooze::hold(check, flip, now, parent_down);
+        snooze::hold(check, flip, now, &around);
         ctx.txn.put_check(check, Some(&check.slug))?;
         tracing::info!(
             check = %flip.check,
@@ -157,7 +163,7 @@ pub(crate) fn queue_notice(
     if channels.is_empty() {
         return Ok(false);
     }
-    if snooze::is_quiet(c, ctx.now) {
+    if snooze::is_quiet(c, &around(ctx.state, c), ctx.now) {
         return Ok(true);
     }
     tracing::info!(check = %check, name = %c.name, "check is {}: a notice is queued", event.as_str());
@@ -195,7 +201,7 @@ pub(crate) fn queue_repeats(
                 c.status == StoredStatus::Down
                     && c.channels.contains(&channel)
                     && sends(ctx.state, check, channel, Event::Down),
-                snooze::is_quiet(c, ctx.now),
+                snooze::is_quiet(c, &around(ctx.state, c), ctx.now),
             )
         });
         let Some(every) = every.filter(|_| still_down) else {
@@ -275,44 +281,115 @@ impl Service {
         until: Option<jiff::Timestamp>,
     ) -> Result<Check, ServiceError> {
         self.write(move |ctx| {
-            let now = ctx.now;
-            let parent_down = ctx
-                .state
-                .check(&uuid)
-                .is_some_and(|c| any_parent_down(ctx.state, c));
-            let check = ctx
-                .state
-                .check_mut(&uuid)
-                .filter(|c| c.project == project)
-                .ok_or(ServiceError::NotFound)?;
-            let released = snooze::snooze(check, until, now, parent_down);
-            ctx.txn.put_check(check, Some(&check.slug))?;
-            let check = check.clone();
-            if let Some(held) = released {
-                send_held(ctx, &check, held)?;
+            if ctx.state.check(&uuid).is_none_or(|c| c.project != project) {
+                return Err(ServiceError::NotFound);
             }
-            ctx.touch(uuid);
-            Ok(check)
+            snooze_one(ctx, uuid, until)
         })
         .await
     }
+
+    /// Snoozes, in one transaction, every check of `project` that has all of `tags` (every
+    /// check when `tags` is empty), as [`Service::snooze_check`] does one; answers them in
+    /// the order the project lists them.
+    pub async fn snooze_checks(
+        &self,
+        project: Uuid,
+        tags: Vec<String>,
+        until: Option<jiff::Timestamp>,
+    ) -> Result<Vec<Check>, ServiceError> {
+        self.write(move |ctx| {
+            let wanted: Vec<Uuid> = ctx
+                .state
+                .checks_of(&project)
+                .filter(|c| tags.iter().all(|t| c.has_tag(t)))
+                .map(|c| c.uuid)
+                .collect();
+            wanted
+                .into_iter()
+                .map(|uuid| snooze_one(ctx, uuid, until))
+                .collect()
+        })
+        .await
+    }
+}
+
+impl Service {
+    /// Sets, changes or removes (`""` as the schedule) the quiet window of `project`, which
+    /// holds the alerts of every check of the project as a check's own window does. Alerts
+    /// held already wait for the new end of the quiet time, or go out now if it is over.
+    pub async fn set_project_quiet(
+        &self,
+        project: Uuid,
+        spec: QuietSpec,
+    ) -> Result<Project, ServiceError> {
+        self.write(move |ctx| {
+            let mut p = ctx
+                .state
+                .project(&project)
+                .cloned()
+                .ok_or(ServiceError::NotFound)?;
+            if !spec.is_empty() {
+                p.quiet = spec.apply(p.quiet.as_deref())?.map(Arc::new);
+            }
+            ctx.txn.put_project(&p)?;
+            ctx.state.put_project(p.clone());
+            let held: Vec<Uuid> = ctx
+                .state
+                .checks_of(&project)
+                .filter(|c| c.held.is_some())
+                .map(|c| c.uuid)
+                .collect();
+            for uuid in held {
+                release_held(ctx, &uuid)?;
+                ctx.touch(uuid);
+            }
+            Ok(p)
+        })
+        .await
+    }
+}
+
+/// Snoozes the check `uuid` (which exists) until `until`, or ends its snooze, sending the
+/// alert an ended snooze held.
+fn snooze_one(
+    ctx: &mut WriteCtx<'_>,
+    uuid: Uuid,
+    until: Option<jiff::Timestamp>,
+) -> Result<Check, ServiceError> {
+    let now = ctx.now;
+    let around = ctx
+        .state
+        .check(&uuid)
+        .map(|c| around(ctx.state, c))
+        .unwrap_or_default();
+    let check = ctx.state.check_mut(&uuid).ok_or(ServiceError::NotFound)?;
+    let released = snooze::snooze(check, until, now, &around);
+    ctx.txn.put_check(check, Some(&check.slug))?;
+    let check = check.clone();
+    if let Some(held) = released {
+        send_held(ctx, &check, held)?;
+    }
+    ctx.touch(uuid);
+    Ok(check)
 }
 
 /// Sends what the quiet time of `uuid` held, if it has ended (called when its deadline
 /// passes).
 pub(crate) fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), ServiceError> {
     let now = ctx.now;
-    let parent_down = ctx
+    let around = ctx
         .state
         .check(uuid)
-        .is_some_and(|c| any_parent_down(ctx.state, c));
+        .map(|c| around(ctx.state, c))
+        .unwrap_or_default();
     let Some(check) = ctx.state.check_mut(uuid) else {
         return Ok(());
     };
     if check.held.is_none() {
         return Ok(());
     }
-    let released = snooze::release(check, now, parent_down);
+    let released = snooze::release(check, now, &around);
     ctx.txn.put_check(check, Some(&check.slug))?;
     let check = check.clone();
     match released {
@@ -321,13 +398,17 @@ pub(crate) fn release_held(ctx: &mut WriteCtx<'_>, uuid: &Uuid) -> Result<(), Se
     }
 }
 
-/// Whether one of `check`'s parents is down (a removed parent is not).
-fn any_parent_down(state: &crate::service::state::State, check: &Check) -> bool {
-    check.parents.iter().any(|p| {
-        state
-            .check(p)
-            .is_some_and(|parent| parent.status == StoredStatus::Down)
-    })
+/// What holds `check`'s alerts besides its own settings: its project's quiet window, and
+/// whether one of its parents is down (a removed parent is not).
+fn around(state: &crate::service::state::State, check: &Check) -> Around {
+    Around {
+        project_quiet: state.project(&check.project).and_then(|p| p.quiet.clone()),
+        parent_down: check.parents.iter().any(|p| {
+            state
+                .check(p)
+                .is_some_and(|parent| parent.status == StoredStatus::Down)
+        }),
+    }
 }
 
 /// A parent is no longer down (it recovered, was paused or removed): its children's held

@@ -214,6 +214,7 @@ mod tests {
             ping_key: "k".repeat(22),
             badge_key: "b".into(),
             created: Timestamp::UNIX_EPOCH,
+            quiet: None,
         };
         let check = Check::new(
             Uuid::from_u128(2),

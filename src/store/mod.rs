@@ -27,7 +27,7 @@ use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
-    PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode,
+    PingRecord, SessionRecord, TriesRecord, decode,
 };
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
@@ -362,8 +362,7 @@ impl Store {
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
             let (_, v) = entry?;
-            snap.projects
-                .push(decode::<ProjectRecord>(v.value(), "project")?.into());
+            snap.projects.push(records::decode_project(v.value())?);
         }
         for entry in txn.open_table(API_KEYS)?.iter()? {
             let (_, v) = entry?;

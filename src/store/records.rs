@@ -99,8 +99,66 @@ impl From<ProjectRecord> for Project {
             ping_key: r.ping_key,
             badge_key: r.badge_key,
             created: from_micros(r.created_us),
+            quiet: None,
         }
     }
+}
+
+/// The version byte of a project record that carries a [`ProjectRulesRecord`] after its
+/// [`ProjectRecord`]; a project without a quiet window is still written as [`RECORD_V1`], so
+/// a data file that uses none stays readable by older releases.
+pub(crate) const PROJECT_RECORD_V2: u8 = 2;
+
+/// The alerting rules of a project (issue 17): its quiet window.
+#[derive(Encode, Decode)]
+pub(crate) struct ProjectRulesRecord {
+    pub(crate) quiet: Option<QuietRecord>,
+}
+
+/// A project's record: [`RECORD_V1`] and its [`ProjectRecord`] when it has no quiet window,
+/// else [`PROJECT_RECORD_V2`], the [`ProjectRecord`] and the [`ProjectRulesRecord`].
+pub(crate) fn encode_project(project: &Project) -> Result<Vec<u8>, StoreError> {
+    let record = ProjectRecord::from(project);
+    let Some(q) = &project.quiet else {
+        return encode(&record);
+    };
+    let rules = ProjectRulesRecord {
+        quiet: Some(QuietRecord {
+            schedule: q.schedule.clone(),
+            tz: q.tz.clone(),
+            duration: q.duration,
+        }),
+    };
+    let mut out = vec![PROJECT_RECORD_V2];
+    let fail = |e: bincode::error::EncodeError| {
+        StoreError::Corrupt(format!("cannot encode project record: {e}"))
+    };
+    bincode::encode_into_std_write(&record, &mut out, config()).map_err(fail)?;
+    bincode::encode_into_std_write(&rules, &mut out, config()).map_err(fail)?;
+    Ok(out)
+}
+
+/// Reads a project record of either version.
+pub(crate) fn decode_project(bytes: &[u8]) -> Result<Project, StoreError> {
+    let Some((&PROJECT_RECORD_V2, rest)) = bytes.split_first() else {
+        return decode::<ProjectRecord>(bytes, "project").map(Project::from);
+    };
+    let bad = |e: bincode::error::DecodeError| {
+        StoreError::Corrupt(format!("project record does not decode: {e}"))
+    };
+    let (record, used): (ProjectRecord, usize) =
+        bincode::decode_from_slice(rest, config()).map_err(bad)?;
+    let (rules, _): (ProjectRulesRecord, usize) =
+        bincode::decode_from_slice(&rest[used..], config()).map_err(bad)?;
+    let mut project = Project::from(record);
+    project.quiet = rules.quiet.map(|q| {
+        std::sync::Arc::new(crate::model::check::QuietWindow::new(
+            &q.schedule,
+            &q.tz,
+            q.duration,
+        ))
+    });
+    Ok(project)
 }
 
 #[derive(Encode, Decode)]

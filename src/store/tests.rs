@@ -27,6 +27,7 @@ fn project(n: u128, name: &str) -> Project {
         ping_key: format!("pingkey-{n:0>14}"),
         badge_key: Uuid::from_u128(n + 1000).to_string(),
         created: at(123_456),
+        quiet: None,
     }
 }
 
@@ -630,6 +631,45 @@ fn unknown_record_versions_and_garbage_are_corrupt() {
         records::decode::<CheckRecord>(&good[..good.len() / 2], "check"),
         Err(StoreError::Corrupt(_))
     ));
+}
+
+#[test]
+fn a_project_with_a_quiet_window_is_a_version_2_record_and_one_without_stays_version_1() {
+    let plain = project(1, "ops");
+    let v1 = records::encode_project(&plain).expect("encode");
+    assert_eq!(
+        v1[0], RECORD_V1,
+        "readable by releases without quiet windows"
+    );
+    assert_eq!(records::decode_project(&v1).expect("decode"), plain);
+    let mut quiet = project(2, "lab");
+    quiet.quiet = Some(std::sync::Arc::new(crate::model::check::QuietWindow::new(
+        "Sun 02:00",
+        "Europe/Riga",
+        7200,
+    )));
+    let v2 = records::encode_project(&quiet).expect("encode");
+    assert_eq!(v2[0], records::PROJECT_RECORD_V2);
+    let back = records::decode_project(&v2).expect("decode");
+    assert_eq!(back, quiet);
+    assert!(
+        back.quiet
+            .as_ref()
+            .and_then(|q| q.compiled.as_ref())
+            .is_some(),
+        "compiled as it is read"
+    );
+    assert!(matches!(
+        records::decode_project(&v2[..v2.len() - 3]),
+        Err(StoreError::Corrupt(_))
+    ));
+    // Written and read back through the store.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(tmp.path()).expect("open");
+    let mut txn = store.begin_write().expect("txn");
+    txn.put_project(&quiet).expect("put");
+    txn.commit().expect("commit");
+    assert_eq!(store.load().expect("load").projects, vec![quiet]);
 }
 
 #[test]

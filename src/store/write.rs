@@ -8,7 +8,7 @@ use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
-    PingRecord, ProjectRecord, SessionRecord, TriesRecord, decode, encode,
+    PingRecord, SessionRecord, TriesRecord, decode, encode, encode_project,
 };
 use crate::store::{
     API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
@@ -31,7 +31,7 @@ impl WriteTxn {
     }
 
     pub(crate) fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
-        let bytes = encode(&ProjectRecord::from(project))?;
+        let bytes = encode_project(project)?;
         self.txn
             .open_table(PROJECTS)?
             .insert(project.uuid.as_u128(), bytes.as_slice())?;

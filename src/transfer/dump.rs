@@ -53,10 +53,22 @@ pub struct DumpProject {
     pub ping_key: String,
     pub badge_key: String,
     pub created: String,
+    /// The project's quiet window, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<DumpQuiet>,
     pub api_keys: Vec<DumpKey>,
     pub channels: Vec<DumpChannel>,
     /// In creation order; an import keeps that order.
     pub checks: Vec<DumpCheck>,
+}
+
+/// A project's quiet window: a cron or OnCalendar schedule, its zone, its length in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpQuiet {
+    pub schedule: String,
+    pub tz: String,
+    pub duration: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -297,6 +309,11 @@ pub(crate) fn dump_project(
         ping_key: project.ping_key.clone(),
         badge_key: project.badge_key.clone(),
         created: ts(project.created),
+        quiet: project.quiet.as_ref().map(|q| DumpQuiet {
+            schedule: q.schedule.clone(),
+            tz: q.tz.clone(),
+            duration: q.duration,
+        }),
         api_keys: keys
             .iter()
             .map(|k| DumpKey {
@@ -396,6 +413,12 @@ impl DumpProject {
             ping_key: self.ping_key.clone(),
             badge_key: self.badge_key.clone(),
             created: parse_ts(&self.created, &what)?,
+            quiet: match &self.quiet {
+                Some(q) => crate::model::quiet::window_of(&q.schedule, &q.tz, q.duration)
+                    .map_err(|e| DumpError(format!("{what}: {e}")))?
+                    .map(std::sync::Arc::new),
+                None => None,
+            },
         };
         let mut keys = Vec::with_capacity(self.api_keys.len());
         for k in &self.api_keys {
@@ -646,6 +669,7 @@ mod tests {
             ping_key: "k".repeat(22),
             badge_key: Uuid::from_u128(5).to_string(),
             created: t,
+            quiet: None,
         };
         let ch = Channel {
             uuid: Uuid::from_u128(20),

@@ -18,7 +18,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::transfer::dump::{
-    DumpChannel, DumpCheck, DumpError, DumpKey, DumpProject, FORMAT, VERSION,
+    DumpChannel, DumpCheck, DumpError, DumpKey, DumpProject, DumpQuiet, FORMAT, VERSION,
 };
 
 /// One piece of a dump, in file order.
@@ -242,6 +242,7 @@ struct Head {
     ping_key: Option<String>,
     badge_key: Option<String>,
     created: Option<String>,
+    quiet: Option<DumpQuiet>,
     api_keys: Option<Vec<DumpKey>>,
     channels: Option<Vec<DumpChannel>>,
 }
@@ -254,6 +255,7 @@ impl Head {
             ping_key: self.ping_key.ok_or("ping_key")?,
             badge_key: self.badge_key.ok_or("badge_key")?,
             created: self.created.ok_or("created")?,
+            quiet: self.quiet,
             api_keys: self.api_keys.ok_or("api_keys")?,
             channels: self.channels.ok_or("channels")?,
             checks: Vec::new(),
@@ -284,6 +286,7 @@ impl<'de, E> Visitor<'de> for ProjectSeed<'_, '_, E> {
                 "ping_key" => head.ping_key = Some(map.next_value()?),
                 "badge_key" => head.badge_key = Some(map.next_value()?),
                 "created" => head.created = Some(map.next_value()?),
+                "quiet" => head.quiet = Some(map.next_value()?),
                 "api_keys" => head.api_keys = Some(map.next_value()?),
                 "channels" => head.channels = Some(map.next_value()?),
                 "checks" => {
@@ -497,6 +500,7 @@ mod tests {
             ping_key: "k".repeat(22),
             badge_key: "b".into(),
             created: "2026-01-01T00:00:00Z".into(),
+            quiet: None,
             api_keys: vec![],
             channels: vec![DumpChannel {
                 uuid: Uuid::from_u128(7),

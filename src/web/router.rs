@@ -44,6 +44,10 @@ pub(crate) enum ProjectAction {
     TestChannel,
     AddKey,
     RemoveKey,
+    /// Set, change or remove the project's quiet window.
+    SetQuiet,
+    /// Snooze every check of the project, or of one tag.
+    SnoozeChecks,
 }
 
 /// One dashboard page or action.
@@ -104,6 +108,8 @@ pub(crate) fn parse(path: &str) -> Option<Page> {
                 ["test_channel"] => Page::ProjectAction(p, ProjectAction::TestChannel),
                 ["add_key"] => Page::ProjectAction(p, ProjectAction::AddKey),
                 ["remove_key"] => Page::ProjectAction(p, ProjectAction::RemoveKey),
+                ["quiet"] => Page::ProjectAction(p, ProjectAction::SetQuiet),
+                ["snooze"] => Page::ProjectAction(p, ProjectAction::SnoozeChecks),
                 _ => return None,
             }
         }
