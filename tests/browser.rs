@@ -385,6 +385,18 @@ async fn every_page_passes_axe_and_is_photographed() {
         let project = s
             .service
             .read(|st| st.project_by_name("default").expect("default").uuid);
+        // The project's quiet time, shown on its page.
+        let (code, _) = s
+            .call(
+                reqwest::Method::POST,
+                "/api/v3/project/",
+                Some(
+                    &json!({"quiet_schedule": "Sun 02:00", "quiet_tz": "Europe/Riga",
+                             "quiet_duration": 7200}),
+                ),
+            )
+            .await;
+        assert_eq!(code, 200);
         let theme = if dark { "dark" } else { "light" };
         b.goto(&s.url("/")).await;
         b.axe("sign-in").await;

@@ -474,6 +474,58 @@ fn integrations_map_to_channels_of_the_same_kind_and_name_and_a_stale_check_aler
     );
 }
 
+/// An Overdue source shows its alerting rules in the check objects: they are copied, parents
+/// included (the child listed before its parent there), and a parent that is not copied is
+/// left out.
+#[test]
+fn an_overdue_sources_rules_and_parents_are_carried() {
+    let router = "5a5a5a5a-0000-4000-8000-000000000001";
+    let nas = "5a5a5a5a-0000-4000-8000-000000000002";
+    let gone = "5a5a5a5a-0000-4000-8000-000000000009";
+    let checks = json!({"checks": [
+        hc_check(nas, "NAS", json!({"parents": format!("{router},{gone}"), "fail_threshold": 3,
+            "max_duration": 7200, "min_duration": 60, "quiet_schedule": "Sun 02:00",
+            "quiet_tz": "Europe/Riga", "quiet_duration": 5400})),
+        hc_check(router, "Router", json!({"parents": ""})),
+    ]});
+    let hc = stand_in(vec![(200, checks)]);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let serve = Serve::start(&data);
+    let key = serve.first_start_key("read-write API key:");
+    let run = overdue(
+        &data,
+        &[
+            "import",
+            "--from-healthchecks",
+            &hc.base,
+            "--api-key",
+            "hc-rw",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let got = serve.http_ok("GET", &format!("/api/v3/checks/{nas}"), Some(&key), None);
+    assert_eq!(got["parents"], router, "{got}");
+    assert_eq!(
+        (
+            &got["fail_threshold"],
+            &got["max_duration"],
+            &got["min_duration"],
+            &got["quiet_schedule"],
+            &got["quiet_tz"],
+            &got["quiet_duration"]
+        ),
+        (
+            &json!(3),
+            &json!(7200),
+            &json!(60),
+            &json!("Sun 02:00"),
+            &json!("Europe/Riga"),
+            &json!(5400)
+        )
+    );
+}
+
 #[test]
 fn a_malformed_ping_key_is_a_usage_error() {
     let tmp = tempfile::tempdir().expect("tmp");

@@ -91,7 +91,7 @@ pub(crate) async fn migrate_batch(
 async fn fetch(url: &str, api_key: &str) -> Result<Vec<ForeignCheck>, healthchecks::HcError> {
     let source = Source::new(url, api_key)?;
     let channels = source.channels().await?;
-    let mut checks = source.checks(&channels).await?;
+    let mut checks = healthchecks::parents_first(source.checks(&channels).await?);
     for check in checks.iter_mut().filter(|c| c.started) {
         // Without it the run counts from now (see `service::migrate`).
         if let Ok(Some((at, rid))) = source.last_start(check.uuid).await {

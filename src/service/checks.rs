@@ -214,7 +214,11 @@ fn resolve_channel_events(
 
 /// The parents `value` names for `check` (comma-separated UUIDs, `""` for none): checks of
 /// its project other than itself, and none that has `check` among its own ancestors.
-fn resolve_parents(state: &State, check: &Check, value: &str) -> Result<Vec<Uuid>, ServiceError> {
+pub(super) fn resolve_parents(
+    state: &State,
+    check: &Check,
+    value: &str,
+) -> Result<Vec<Uuid>, ServiceError> {
     let mut chosen = BTreeSet::new();
     for item in value.split(',').filter(|s| !s.is_empty()) {
         let parent = Uuid::parse_str(item.trim())

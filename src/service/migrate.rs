@@ -10,6 +10,7 @@ use crate::model::project::is_ping_key;
 use crate::model::spec::{apply, parse_spec};
 use crate::model::{ApiVersion, Check, Project, StoredStatus};
 use crate::service::admin::{DEFAULT_PROJECT, NewKey, project_named};
+use crate::service::checks::resolve_parents;
 use crate::service::{AdminError, Service, ServiceError, WriteCtx};
 use crate::transfer::healthchecks::{ForeignChannel, ForeignCheck};
 
@@ -168,6 +169,24 @@ fn migrate_one(
     );
     if let Err(e) = apply(&mut check, &spec, ApiVersion::V3) {
         return Ok(MigrateOutcome::Refused(e.to_string()));
+    }
+    // Parents (an Overdue source) that were copied before it: the caller orders parents
+    // first; one that was not copied (refused, or not in the source) is left out.
+    if let Some(value) = &spec.parents {
+        let here: Vec<&str> = value
+            .split(',')
+            .map(str::trim)
+            .filter(|p| {
+                Uuid::parse_str(p)
+                    .ok()
+                    .and_then(|u| ctx.state.check(&u))
+                    .is_some_and(|c| c.project == project)
+            })
+            .collect();
+        match resolve_parents(ctx.state, &check, &here.join(",")) {
+            Ok(parents) => check.parents = parents,
+            Err(e) => return Ok(MigrateOutcome::Refused(e.to_string())),
+        }
     }
     check.status = status(&foreign.status);
     check.n_pings = foreign.n_pings;

@@ -48,6 +48,7 @@ const COPIED: &[&str] = &[
     "quiet_schedule",
     "quiet_tz",
     "quiet_duration",
+    "parents",
 ];
 
 /// An integration of the Healthchecks project, as its channels API shows it.
@@ -207,6 +208,41 @@ pub(crate) fn foreign_check(
     })
 }
 
+/// `checks` reordered so that each comes after the parents it names among them (Overdue's
+/// `parents`; a Healthchecks source has none and keeps its order): a copied check can only
+/// name checks that are here already. Otherwise the source's order is kept.
+pub(crate) fn parents_first(checks: Vec<ForeignCheck>) -> Vec<ForeignCheck> {
+    let parents = |c: &ForeignCheck| -> Vec<Uuid> {
+        c.settings
+            .get("parents")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|s| Uuid::parse_str(s.trim()).ok())
+            .collect()
+    };
+    let mut waiting = checks;
+    let mut out: Vec<ForeignCheck> = Vec::with_capacity(waiting.len());
+    let mut placed = std::collections::HashSet::new();
+    while !waiting.is_empty() {
+        let pending: std::collections::HashSet<Uuid> = waiting.iter().map(|c| c.uuid).collect();
+        let (ready, rest): (Vec<_>, Vec<_>) = waiting.into_iter().partition(|c| {
+            parents(c)
+                .iter()
+                .all(|p| placed.contains(p) || !pending.contains(p) || *p == c.uuid)
+        });
+        if ready.is_empty() {
+            // A cycle (never made by Overdue): the rest in the source's order.
+            out.extend(rest);
+            break;
+        }
+        placed.extend(ready.iter().map(|c| c.uuid));
+        out.extend(ready);
+        waiting = rest;
+    }
+    out
+}
+
 /// Parses the body of `GET /api/v3/channels/`.
 pub(crate) fn parse_channels(body: &Value, url: &str) -> Result<Vec<ForeignChannel>, HcError> {
     let shape = |why: &str| HcError::Shape {
@@ -362,6 +398,30 @@ impl Source {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn children_are_copied_after_their_parents_and_otherwise_in_the_sources_order() {
+        let check = |n: u128, parents: &str| {
+            let obj = json!({"uuid": Uuid::from_u128(n).to_string(), "name": n.to_string(),
+                             "parents": parents});
+            foreign_check(obj.as_object().expect("object"), &[]).expect("maps")
+        };
+        let id = |n: u128| Uuid::from_u128(n).to_string();
+        // 1 needs 3, 3 needs 4; 2 names a check that is not copied; 5 and 6 name each other.
+        let checks = vec![
+            check(1, &id(3)),
+            check(2, &id(99)),
+            check(3, &id(4)),
+            check(4, ""),
+            check(5, &id(6)),
+            check(6, &format!("{},{}", id(5), id(4))),
+        ];
+        let order: Vec<u128> = parents_first(checks)
+            .iter()
+            .map(|c| c.uuid.as_u128())
+            .collect();
+        assert_eq!(order, [2, 4, 3, 1, 5, 6]);
+    }
 
     #[test]
     fn a_cron_check_keeps_its_uuid_schedule_and_settings() {
