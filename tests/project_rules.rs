@@ -327,3 +327,52 @@ async fn the_projects_quiet_window_holds_every_check_until_it_closes_also_across
     assert_eq!(alert(&http, 3).await.as_deref(), Some("/up/q"));
     t.shutdown().await;
 }
+
+/// The project's window on the real clock of a real process: a window that opens every 20
+/// seconds for 12 (`*:*:00/20`). An alert held in it when the service is killed (`kill -9`)
+/// and whose window closes while it is dead goes out once at the next start, never again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_window_survives_kill_9_without_a_missed_or_repeated_alert() {
+    let http = HttpReceiver::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (serve, key) = crate::rules::serve_process(&data, &http, true);
+    let key = key.expect("first start key");
+    serve.http_ok(
+        "POST",
+        "/api/v3/project/",
+        Some(&key),
+        Some(&json!({"quiet_schedule": "*-*-* *:*:00/20", "quiet_duration": 12})),
+    );
+    let made = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "box", "channels": "*"})),
+    );
+    let uuid = made["uuid"].as_str().expect("uuid").to_string();
+    serve.http_ok("GET", &format!("/ping/{uuid}"), None, None);
+    // Wait for the start of a window, so that at least 10 of its seconds are left.
+    let in_window = || {
+        let s = jiff::Timestamp::now().as_second().rem_euclid(20);
+        (0..2).contains(&s)
+    };
+    assert!(
+        crate::process::wait_until(Duration::from_secs(25), in_window),
+        "a window opens every 20 seconds"
+    );
+    // The window closes at most 12 s from now, and the next opens no sooner than 18 s.
+    let closes = std::time::Instant::now() + Duration::from_secs(12);
+    serve.http_ok("GET", &format!("/ping/{uuid}/fail"), None, None);
+    assert_eq!(alert(&http, 1).await, None, "held in the project's window");
+    serve.sigkill();
+    tokio::time::sleep(closes.saturating_duration_since(std::time::Instant::now())).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (serve, _) = crate::rules::serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 5).await.as_deref(), Some("/down/box"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    serve.sigkill();
+    let (serve, _) = crate::rules::serve_process(&data, &http, false);
+    assert_eq!(alert(&http, 3).await, None, "no alert twice");
+    drop(serve);
+}

@@ -236,7 +236,7 @@ async fn a_run_shorter_than_min_duration_alerts_as_a_failure() {
 }
 
 /// `overdue serve` as a process with the hook added through the CLI; its read-write key.
-fn serve_process(
+pub(crate) fn serve_process(
     data: &std::path::Path,
     http: &HttpReceiver,
     first: bool,
