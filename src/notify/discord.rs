@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) struct Discord {
@@ -19,12 +19,12 @@ impl Discord {
 }
 
 /// Embed colours: red, green, amber for late and failure notices, grey.
-pub(crate) fn color(event: Event) -> u32 {
-    match event {
-        Event::Down => 0xd9_3025,
-        Event::Up => 0x1e_a446,
-        Event::Late | Event::Failure => 0xe0_8e0b,
-        Event::Test => 0x80_8080,
+pub(crate) fn color(notice: Notice) -> u32 {
+    match notice {
+        Notice::Alert(Event::Down) => 0xd9_3025,
+        Notice::Alert(Event::Up) => 0x1e_a446,
+        Notice::Alert(Event::Late | Event::Failure) => 0xe0_8e0b,
+        Notice::Test => 0x80_8080,
     }
 }
 
@@ -38,7 +38,7 @@ impl Notifier for Discord {
                     "title": msg.headline(),
                     "description": msg.short_text(),
                     "url": msg.link,
-                    "color": color(msg.event),
+                    "color": color(msg.notice),
                 }],
             }),
         )))

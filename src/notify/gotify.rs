@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) struct Gotify {
@@ -28,7 +28,11 @@ impl Gotify {
 
 impl Notifier for Gotify {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
-        let priority = if msg.event == Event::Down { 8 } else { 5 };
+        let priority = if msg.notice == Notice::Alert(Event::Down) {
+            8
+        } else {
+            5
+        };
         let mut req = HttpRequest::json(
             format!("{}/message", self.base),
             &json!({"title": msg.subject(), "message": msg.short_text(), "priority": priority}),

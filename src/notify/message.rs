@@ -8,19 +8,22 @@ use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
 use crate::model::PingKind;
+pub(crate) use crate::model::events::Event;
 use crate::model::time::iso_seconds;
 
-/// What happened.
+/// What a message tells: an alert of one of the events a channel can be sent (down, up,
+/// late: the check entered its grace time, failure: one its `fail_threshold` swallowed), or
+/// the test of `overdue channel test`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Event {
-    Down,
-    Up,
-    /// The check entered its grace period (a channel that sends `late`).
-    Late,
-    /// A failure that the check's `fail_threshold` kept from taking it down.
-    Failure,
-    /// `overdue channel test`.
+pub(crate) enum Notice {
+    Alert(Event),
     Test,
+}
+
+impl From<Event> for Notice {
+    fn from(event: Event) -> Notice {
+        Notice::Alert(event)
+    }
 }
 
 /// The last ping at or before the flip.
@@ -39,7 +42,7 @@ pub(crate) struct LastPing {
 pub struct Message {
     /// Stable per alert (retries reuse it), so receivers that deduplicate can.
     pub id: String,
-    pub(crate) event: Event,
+    pub(crate) notice: Notice,
     /// Queued by the channel's repeat interval while the check stays down.
     pub repeat: bool,
     /// The flip's reason: `fail`, `timeout` or "".
@@ -69,12 +72,9 @@ pub struct Message {
 impl Message {
     /// `down`, `up`, `late`, `failure` or `test`.
     pub(crate) fn status(&self) -> &'static str {
-        match self.event {
-            Event::Down => "down",
-            Event::Up => "up",
-            Event::Late => "late",
-            Event::Failure => "failure",
-            Event::Test => "test",
+        match self.notice {
+            Notice::Alert(event) => event.as_str(),
+            Notice::Test => "test",
         }
     }
 
@@ -89,21 +89,23 @@ impl Message {
 
     /// `DOWN | Backups` (§8.3).
     pub(crate) fn subject(&self) -> String {
-        match self.event {
-            Event::Test => format!("TEST | {}", self.site_name),
-            _ => format!("{} | {}", self.status().to_uppercase(), self.display_name()),
+        match self.notice {
+            Notice::Test => format!("TEST | {}", self.site_name),
+            Notice::Alert(_) => format!("{} | {}", self.status().to_uppercase(), self.display_name()),
         }
     }
 
     /// `received a failure signal` etc., without the final period; None for recoveries.
     pub(crate) fn reason_text(&self) -> Option<&'static str> {
-        match self.event {
-            Event::Late => return Some("success signal did not arrive on time, grace time began"),
-            Event::Failure => {
+        match self.notice {
+            Notice::Alert(Event::Late) => {
+                return Some("success signal did not arrive on time, grace time began");
+            }
+            Notice::Alert(Event::Failure) => {
                 return Some("received a failure signal, fewer in a row than its threshold");
             }
-            Event::Up | Event::Test => return None,
-            Event::Down => {}
+            Notice::Alert(Event::Up) | Notice::Test => return None,
+            Notice::Alert(Event::Down) => {}
         }
         Some(match self.reason.as_str() {
             "timeout" => "success signal did not arrive on time, grace time passed",
@@ -114,8 +116,8 @@ impl Message {
 
     /// The first line: `The check "Backups" has gone down.`
     pub(crate) fn headline(&self) -> String {
-        match self.event {
-            Event::Test => format!(
+        match self.notice {
+            Notice::Test => format!(
                 "This is a test notification from {}. If you can read it, alerts reach you here.",
                 self.site_name
             ),
@@ -123,15 +125,15 @@ impl Message {
                 "Reminder: the check \"{}\" is still down.",
                 self.display_name()
             ),
-            Event::Late => format!(
+            Notice::Alert(Event::Late) => format!(
                 "The check \"{}\" is late: its grace time has begun.",
                 self.display_name()
             ),
-            Event::Failure => format!(
+            Notice::Alert(Event::Failure) => format!(
                 "The check \"{}\" reported a failure; it stays up until its threshold is reached.",
                 self.display_name()
             ),
-            _ => format!(
+            Notice::Alert(_) => format!(
                 "The check \"{}\" has gone {}.",
                 self.display_name(),
                 self.status()
@@ -160,7 +162,7 @@ impl Message {
     /// A few lines for chat services: headline, reason, last ping, link.
     pub(crate) fn short_text(&self) -> String {
         let mut out = self.headline();
-        if self.event == Event::Test {
+        if self.notice == Notice::Test {
             return out;
         }
         if let Some(reason) = self.reason_text() {
@@ -175,7 +177,7 @@ impl Message {
     pub(crate) fn long_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}", self.headline());
-        if self.event == Event::Test {
+        if self.notice == Notice::Test {
             let _ = writeln!(out, "\nRegards,\n{}", self.site_name);
             return out;
         }
@@ -256,14 +258,21 @@ fn tail_chars(s: &str, n: usize) -> &str {
 pub(crate) mod tests {
     use super::*;
 
-    /// A down alert for a check named "Backups", for the kinds' tests.
-    pub(crate) fn sample(event: Event) -> Message {
+    /// A message of `notice` (an alert of a failure when down) for a check named "Backups",
+    /// for the kinds' tests.
+    pub(crate) fn sample(notice: impl Into<Notice>) -> Message {
+        let notice = notice.into();
         let at: Timestamp = "2026-03-31T00:32:00Z".parse().expect("ts");
         Message {
             id: "42".into(),
-            event,
+            notice,
             repeat: false,
-            reason: if event == Event::Down { "fail" } else { "" }.into(),
+            reason: if notice == Notice::Alert(Event::Down) {
+                "fail"
+            } else {
+                ""
+            }
+            .into(),
             at,
             now: at + SignedDuration::from_mins(5),
             site_name: "overdue".into(),
@@ -373,7 +382,7 @@ pub(crate) mod tests {
             m.headline()
                 .starts_with("Reminder: the check \"Backups\" is still down")
         );
-        let t = sample(Event::Test);
+        let t = sample(Notice::Test);
         assert_eq!(t.subject(), "TEST | overdue");
         assert!(t.short_text().contains("test notification"));
     }

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) const DEFAULT_URL: &str = crate::model::channel::NTFY_SERVER;
@@ -37,11 +37,11 @@ impl Ntfy {
 
 impl Notifier for Ntfy {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
-        let (tag, priority) = match msg.event {
-            Event::Down => ("red_circle", self.priority),
-            Event::Up => ("green_circle", 3),
-            Event::Late | Event::Failure => ("yellow_circle", self.priority.min(4)),
-            Event::Test => ("white_circle", 3),
+        let (tag, priority) = match msg.notice {
+            Notice::Alert(Event::Down) => ("red_circle", self.priority),
+            Notice::Alert(Event::Up) => ("green_circle", 3),
+            Notice::Alert(Event::Late | Event::Failure) => ("yellow_circle", self.priority.min(4)),
+            Notice::Test => ("white_circle", 3),
         };
         let mut req = HttpRequest::json(
             format!("{}/", self.base),

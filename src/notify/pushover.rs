@@ -1,7 +1,7 @@
 //! Pushover: `POST <base>/1/messages.json`, form-encoded `token`, `user`, `title`, `message`,
 //! `priority`, `url` and `url_title` (the base is `https://api.pushover.net` unless set).
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) const DEFAULT_URL: &str = crate::model::channel::PUSHOVER_SERVER;
@@ -35,7 +35,7 @@ impl Pushover {
 
 impl Notifier for Pushover {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
-        let priority = if msg.event == Event::Down {
+        let priority = if msg.notice == Notice::Alert(Event::Down) {
             self.priority
         } else {
             self.priority.min(0)

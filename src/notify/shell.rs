@@ -3,7 +3,7 @@
 //! `EXITSTATUS`, `URL`), so values are never pasted into the command line. It runs code on
 //! the server, so the transport refuses it unless `serve --allow-shell-channels` is set.
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{Command, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) struct Shell {
@@ -43,11 +43,11 @@ pub(crate) fn env(msg: &Message) -> Vec<(String, String)> {
 
 impl Notifier for Shell {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
-        let command = match msg.event {
-            Event::Down | Event::Late | Event::Failure => &self.down,
-            Event::Up => &self.up,
-            Event::Test if self.down.is_empty() => &self.up,
-            Event::Test => &self.down,
+        let command = match msg.notice {
+            Notice::Alert(Event::Down | Event::Late | Event::Failure) => &self.down,
+            Notice::Alert(Event::Up) => &self.up,
+            Notice::Test if self.down.is_empty() => &self.up,
+            Notice::Test => &self.down,
         };
         if command.is_empty() {
             return Err(NotifyError::Skip);

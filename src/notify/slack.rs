@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, Settings};
 
 pub(crate) struct Slack {
@@ -20,11 +20,11 @@ impl Slack {
 
 /// The Slack-compatible payload (shared with Mattermost).
 pub(crate) fn payload(msg: &Message) -> Value {
-    let color = match msg.event {
-        Event::Down => "danger",
-        Event::Up => "good",
-        Event::Late | Event::Failure => "warning",
-        Event::Test => "#808080",
+    let color = match msg.notice {
+        Notice::Alert(Event::Down) => "danger",
+        Notice::Alert(Event::Up) => "good",
+        Notice::Alert(Event::Late | Event::Failure) => "warning",
+        Notice::Test => "#808080",
     };
     json!({
         "text": msg.subject(),

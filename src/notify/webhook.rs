@@ -6,7 +6,7 @@
 
 use crate::model::channel::{HookSpec, WebhookConfig};
 use crate::model::url::quote;
-use crate::notify::message::{Event, Message};
+use crate::notify::message::{Event, Message, Notice};
 use crate::notify::{HttpRequest, Notifier, NotifyError, Outgoing, check_http_url};
 
 /// Statuses that count as delivered (§8.2).
@@ -49,10 +49,10 @@ impl Webhook {
 
 impl Notifier for Webhook {
     fn prepare(&self, msg: &Message) -> Result<Outgoing, NotifyError> {
-        let spec: &HookSpec = match msg.event {
-            Event::Up => self.config.up.as_ref(),
-            Event::Down | Event::Late | Event::Failure => self.config.down.as_ref(),
-            Event::Test => self.config.down.as_ref().or(self.config.up.as_ref()),
+        let spec: &HookSpec = match msg.notice {
+            Notice::Alert(Event::Up) => self.config.up.as_ref(),
+            Notice::Alert(Event::Down | Event::Late | Event::Failure) => self.config.down.as_ref(),
+            Notice::Test => self.config.down.as_ref().or(self.config.up.as_ref()),
         }
         .ok_or(NotifyError::Skip)?;
         let mut headers: Vec<(String, String)> = spec

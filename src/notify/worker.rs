@@ -17,12 +17,11 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
-use crate::model::events;
 use crate::model::json::{Urls, check_json};
 use crate::model::limits::DELIVERIES_IN_FLIGHT_PER_CHANNEL;
 use crate::model::outbox::{REPEAT_REASON, retry_at};
 use crate::model::{ApiVersion, Channel, Check, Delivery, Kind, OutboxEntry};
-use crate::notify::message::{Event, LastPing, Message};
+use crate::notify::message::{LastPing, Message, Notice};
 use crate::notify::transport::{Attempt, TransportError};
 use crate::notify::{NotifyError, Transports, notifier};
 use crate::service::reads::PingWithBody;
@@ -307,13 +306,8 @@ async fn prepare_message(service: &Service, entry: &OutboxEntry) -> Option<(Chan
             None
         }
     };
-    let event = match entry.event() {
-        events::Event::Down => Event::Down,
-        events::Event::Up => Event::Up,
-        events::Event::Late => Event::Late,
-        events::Event::Failure => Event::Failure,
-    };
-    let mut msg = message_for(service, &check, &project, event, entry.flip_created);
+    let notice = Notice::Alert(entry.event());
+    let mut msg = message_for(service, &check, &project, notice, entry.flip_created);
     msg.id = entry.seq.to_string();
     msg.reason.clone_from(&entry.reason);
     msg.repeat = entry.reason == REPEAT_REASON;
@@ -351,7 +345,7 @@ pub(crate) fn message_for(
     service: &Service,
     check: &Check,
     project: &str,
-    event: Event,
+    notice: Notice,
     at: Timestamp,
 ) -> Message {
     let now = service.now();
@@ -361,7 +355,7 @@ pub(crate) fn message_for(
     };
     Message {
         id: String::new(),
-        event,
+        notice,
         repeat: false,
         reason: String::new(),
         at,
@@ -433,7 +427,7 @@ pub(crate) async fn send_test(
     let project = service
         .read(|s| s.project(&channel.project).map(|p| p.name.clone()))
         .unwrap_or_default();
-    let mut msg = message_for(service, &check, &project, Event::Test, now);
+    let mut msg = message_for(service, &check, &project, Notice::Test, now);
     msg.id = format!("test-{}", now.as_microsecond());
     let started = Instant::now();
     let attempt = match notifier(&channel.config).and_then(|n| n.prepare(&msg)) {
