@@ -39,6 +39,7 @@ mod ops;
 mod packaging;
 mod project_rules;
 mod rules;
+mod rules_kill;
 mod schedule_props;
 mod schedule_vectors;
 mod storage;

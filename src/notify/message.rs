@@ -91,7 +91,9 @@ impl Message {
     pub(crate) fn subject(&self) -> String {
         match self.notice {
             Notice::Test => format!("TEST | {}", self.site_name),
-            Notice::Alert(_) => format!("{} | {}", self.status().to_uppercase(), self.display_name()),
+            Notice::Alert(_) => {
+                format!("{} | {}", self.status().to_uppercase(), self.display_name())
+            }
         }
     }
 
