@@ -3,7 +3,6 @@
 //! Order of checks inside write endpoints (reference §1.5): body parse, authentication,
 //! existence, ownership, validation, action.
 
-use serde_json::{Value, json};
 use uuid::Uuid;
 use warp::http::StatusCode;
 use warp::reply::Response;
@@ -13,7 +12,7 @@ use crate::api::error::ApiError;
 use crate::api::response::json_response;
 use crate::api::router::CheckRef;
 use crate::api::{App, Request};
-use crate::model::json::{Urls, check_json};
+use crate::model::json::{CheckList, CheckObject, Urls};
 use crate::model::spec::parse_spec;
 use crate::model::{ApiVersion, Check};
 use crate::service::ServiceError;
@@ -33,10 +32,13 @@ fn check_response(
     version: ApiVersion,
     read_only: bool,
 ) -> Response {
-    json_response(
-        status,
-        &check_json(check, app.service.now(), urls(app, version), read_only),
-    )
+    let object = CheckObject {
+        check,
+        now: app.service.now(),
+        urls: urls(app, version),
+        read_only,
+    };
+    json_response(status, &object)
 }
 
 /// Runs `f` on the check a path names, as the caller's key sees it: 404 when it does not exist
@@ -83,23 +85,28 @@ pub(crate) async fn list(
     }
     let now = app.service.now();
     let urls = urls(app, version);
-    let checks: Vec<Value> = app.service.read(|s| {
+    // The body is written under the read lock from the stored checks themselves, not from
+    // copies: about 2 µs a check, so 1,000 checks hold it for ~2 ms.
+    Ok(app.service.read(|s| {
         let wanted = |c: &&Check| tags.iter().all(|t| c.has_tag(t));
-        match &slug {
+        let checks: Vec<&Check> = match &slug {
             Some(slug) => s
                 .checks_by_slug(&grant.project, slug)
                 .into_iter()
                 .filter(wanted)
-                .map(|c| check_json(c, now, urls, grant.read_only))
                 .collect(),
-            None => s
-                .checks_of(&grant.project)
-                .filter(wanted)
-                .map(|c| check_json(c, now, urls, grant.read_only))
-                .collect(),
-        }
-    });
-    Ok(json_response(StatusCode::OK, &json!({ "checks": checks })))
+            None => s.checks_of(&grant.project).filter(wanted).collect(),
+        };
+        json_response(
+            StatusCode::OK,
+            &CheckList {
+                checks,
+                now,
+                urls,
+                read_only: grant.read_only,
+            },
+        )
+    }))
 }
 
 /// `GET checks/<uuid>` or `checks/<unique_key>`.
@@ -229,10 +236,11 @@ pub(crate) async fn snooze_many(
         .service
         .snooze_checks(grant.project, tags, until)
         .await?;
-    let urls = urls(app, version);
-    let list: Vec<Value> = checks
-        .iter()
-        .map(|c| check_json(c, now, urls, false))
-        .collect();
-    Ok(json_response(StatusCode::OK, &json!({ "checks": list })))
+    let list = CheckList {
+        checks: checks.iter().collect(),
+        now,
+        urls: urls(app, version),
+        read_only: false,
+    };
+    Ok(json_response(StatusCode::OK, &list))
 }

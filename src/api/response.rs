@@ -4,8 +4,11 @@ use warp::http::StatusCode;
 use warp::http::header::{CONTENT_TYPE, HeaderValue};
 use warp::reply::Response;
 
-/// A JSON response (compact encoding, key order as built).
-pub(crate) fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+/// A JSON response (compact encoding, key order as built or as serialized).
+pub(crate) fn json_response<T: serde::Serialize + ?Sized>(
+    status: StatusCode,
+    value: &T,
+) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
     let mut resp = Response::new(body.into());
     *resp.status_mut() = status;

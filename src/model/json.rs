@@ -1,13 +1,19 @@
 //! The JSON shapes of the Management API: checks (reference §3.1-3.3, key order included),
-//! pings (§2.12, durations of §4.8), flips (§2.14) and channels (§2.15). Plain functions of
-//! the data and `now`.
+//! pings (§2.12, durations of §4.8), flips (§2.14) and channels (§2.15). Plain functions and
+//! `Serialize` views of the data and `now`; checks are serialized straight into the body
+//! (`CheckObject`, `CheckList`), the smaller shapes are built as `serde_json::Value`s.
+
+use std::fmt;
 
 use jiff::{SignedDuration, Timestamp};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
+use uuid::Uuid;
 
 use crate::model::check::QuietWindow;
+use crate::model::events::Events;
 use crate::model::limits::DEFAULT_TZ;
-use crate::model::time::{iso_micros, iso_seconds};
+use crate::model::time::{iso_micros, iso_seconds, iso_seconds_display};
 use crate::model::{ApiVersion, Channel, Check, Flip, Kind, Ping, PingKind, Project, StoredStatus};
 
 /// Where the API is served, for the URLs inside responses.
@@ -18,117 +24,179 @@ pub(crate) struct Urls<'a> {
     pub(crate) version: ApiVersion,
 }
 
-impl Urls<'_> {
-    pub(crate) fn check_url(&self, check: &Check) -> String {
-        format!(
-            "{}/api/v{}/checks/{}",
-            self.site_root,
-            self.version.number(),
-            check.uuid
-        )
+/// The check representation (reference §3.1-3.3, our extensions after them): what
+/// `GET checks/`, `GET checks/<uuid>`, the write endpoints and webhooks' `$JSON` show.
+/// `read_only` selects the reduced form with `unique_key`. It serializes straight from the
+/// check, so that a list of a thousand checks is written into its body without a
+/// `serde_json::Value` per field ([`check_json`] is the `Value` form of the same object).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CheckObject<'a> {
+    pub(crate) check: &'a Check,
+    pub(crate) now: Timestamp,
+    pub(crate) urls: Urls<'a>,
+    pub(crate) read_only: bool,
+}
+
+impl Serialize for CheckObject<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let CheckObject {
+            check,
+            now,
+            urls,
+            read_only,
+        } = *self;
+        let root = urls.site_root;
+        let (subject, subject_fail) = if check.filter_subject {
+            (check.success_kw.as_str(), check.failure_kw.as_str())
+        } else {
+            ("", "")
+        };
+        let mut m = serializer.serialize_map(None)?;
+        m.serialize_entry("name", &check.name)?;
+        m.serialize_entry("slug", &check.slug)?;
+        m.serialize_entry("tags", &check.tags)?;
+        m.serialize_entry("desc", &check.desc)?;
+        m.serialize_entry("grace", &check.grace)?;
+        m.serialize_entry("n_pings", &check.n_pings)?;
+        let status = check.status_at(now, urls.version == ApiVersion::V1);
+        m.serialize_entry("status", status.as_str())?;
+        m.serialize_entry("started", &check.last_start.is_some())?;
+        m.serialize_entry("last_ping", &check.last_ping.map(seconds))?;
+        m.serialize_entry("next_ping", &check.grace_start().map(seconds))?;
+        m.serialize_entry("manual_resume", &check.manual_resume)?;
+        m.serialize_entry("methods", &check.methods)?;
+        m.serialize_entry("subject", subject)?;
+        m.serialize_entry("subject_fail", subject_fail)?;
+        m.serialize_entry("start_kw", &check.start_kw)?;
+        m.serialize_entry("success_kw", &check.success_kw)?;
+        m.serialize_entry("failure_kw", &check.failure_kw)?;
+        m.serialize_entry("filter_subject", &check.filter_subject)?;
+        m.serialize_entry("filter_body", &check.filter_body)?;
+        m.serialize_entry("filter_http_body", &check.filter_http_body)?;
+        m.serialize_entry("filter_default_fail", &check.filter_default_fail)?;
+        m.serialize_entry(
+            "badge_url",
+            &Text(format_args!("{root}/b/2/{}.svg", check.badge_key)),
+        )?;
+        if let Some(d) = check.last_duration.filter(|d| !d.is_zero()) {
+            m.serialize_entry("last_duration", &d.as_secs())?;
+        }
+        if read_only {
+            m.serialize_entry("unique_key", &check.unique_key())?;
+        } else {
+            let (uuid, version) = (check.uuid, urls.version.number());
+            m.serialize_entry("uuid", &Text(uuid))?;
+            m.serialize_entry("ping_url", &Text(format_args!("{root}/ping/{uuid}")))?;
+            let update_url = format_args!("{root}/api/v{version}/checks/{uuid}");
+            m.serialize_entry("update_url", &Text(update_url))?;
+            m.serialize_entry("pause_url", &Text(format_args!("{update_url}/pause")))?;
+            m.serialize_entry("resume_url", &Text(format_args!("{update_url}/resume")))?;
+            m.serialize_entry("channels", &Text(Joined(&check.channels)))?;
+        }
+        match check.kind {
+            Kind::Simple => m.serialize_entry("timeout", &check.timeout)?,
+            Kind::Cron | Kind::OnCalendar => {
+                m.serialize_entry("schedule", &check.schedule)?;
+                m.serialize_entry("tz", &check.tz)?;
+            }
+        }
+        // Our extensions (docs/api-extensions.md) come last, after every key the reference has.
+        m.serialize_entry("fail_threshold", &check.fail_threshold)?;
+        m.serialize_entry("max_duration", &check.max_duration)?;
+        m.serialize_entry("min_duration", &check.min_duration)?;
+        let snoozed = check.snoozed_until.filter(|_| check.is_snoozed(now));
+        m.serialize_entry("snoozed_until", &snoozed.map(seconds))?;
+        quiet_entries(&mut m, check.quiet.as_deref())?;
+        // Parent UUIDs are shown to read-write keys only, like the check's own UUID.
+        if !read_only {
+            m.serialize_entry("parents", &Text(Joined(&check.parents)))?;
+            m.serialize_entry("channel_events", &ChannelEvents(&check.channel_events))?;
+        }
+        m.end()
     }
 }
 
-/// The check representation. `read_only` selects the reduced form with `unique_key`.
+/// [`CheckObject`] as a `serde_json::Value`, for callers that add to it or print it pretty.
 pub(crate) fn check_json(check: &Check, now: Timestamp, urls: Urls<'_>, read_only: bool) -> Value {
-    let mut m = Map::new();
-    let (subject, subject_fail) = if check.filter_subject {
-        (check.success_kw.clone(), check.failure_kw.clone())
-    } else {
-        (String::new(), String::new())
-    };
-    m.insert("name".into(), json!(check.name));
-    m.insert("slug".into(), json!(check.slug));
-    m.insert("tags".into(), json!(check.tags));
-    m.insert("desc".into(), json!(check.desc));
-    m.insert("grace".into(), json!(check.grace));
-    m.insert("n_pings".into(), json!(check.n_pings));
-    m.insert(
-        "status".into(),
-        json!(
-            check
-                .status_at(now, urls.version == ApiVersion::V1)
-                .as_str()
-        ),
-    );
-    m.insert("started".into(), json!(check.last_start.is_some()));
-    m.insert("last_ping".into(), json!(check.last_ping.map(iso_seconds)));
-    m.insert(
-        "next_ping".into(),
-        json!(check.grace_start().map(iso_seconds)),
-    );
-    m.insert("manual_resume".into(), json!(check.manual_resume));
-    m.insert("methods".into(), json!(check.methods));
-    m.insert("subject".into(), json!(subject));
-    m.insert("subject_fail".into(), json!(subject_fail));
-    m.insert("start_kw".into(), json!(check.start_kw));
-    m.insert("success_kw".into(), json!(check.success_kw));
-    m.insert("failure_kw".into(), json!(check.failure_kw));
-    m.insert("filter_subject".into(), json!(check.filter_subject));
-    m.insert("filter_body".into(), json!(check.filter_body));
-    m.insert("filter_http_body".into(), json!(check.filter_http_body));
-    m.insert(
-        "filter_default_fail".into(),
-        json!(check.filter_default_fail),
-    );
-    m.insert(
-        "badge_url".into(),
-        json!(format!("{}/b/2/{}.svg", urls.site_root, check.badge_key)),
-    );
-    if let Some(d) = check.last_duration.filter(|d| !d.is_zero()) {
-        m.insert("last_duration".into(), json!(d.as_secs()));
-    }
-    if read_only {
-        m.insert("unique_key".into(), json!(check.unique_key()));
-    } else {
-        let update_url = urls.check_url(check);
-        m.insert("uuid".into(), json!(check.uuid.to_string()));
-        m.insert(
-            "ping_url".into(),
-            json!(format!("{}/ping/{}", urls.site_root, check.uuid)),
-        );
-        m.insert("update_url".into(), json!(update_url));
-        m.insert("pause_url".into(), json!(format!("{update_url}/pause")));
-        m.insert("resume_url".into(), json!(format!("{update_url}/resume")));
-        let channels: Vec<String> = check
-            .channels
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect();
-        m.insert("channels".into(), json!(channels.join(",")));
-    }
-    match check.kind {
-        Kind::Simple => {
-            m.insert("timeout".into(), json!(check.timeout));
+    to_value(CheckObject {
+        check,
+        now,
+        urls,
+        read_only,
+    })
+}
+
+/// `{"checks": [...]}`: the answer of `GET checks/` and of the snooze of many checks.
+pub(crate) struct CheckList<'a> {
+    pub(crate) checks: Vec<&'a Check>,
+    pub(crate) now: Timestamp,
+    pub(crate) urls: Urls<'a>,
+    pub(crate) read_only: bool,
+}
+
+impl Serialize for CheckList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Checks<'b>(&'b CheckList<'b>);
+        impl Serialize for Checks<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let list = self.0;
+                serializer.collect_seq(list.checks.iter().map(|&check| CheckObject {
+                    check,
+                    now: list.now,
+                    urls: list.urls,
+                    read_only: list.read_only,
+                }))
+            }
         }
-        Kind::Cron | Kind::OnCalendar => {
-            m.insert("schedule".into(), json!(check.schedule));
-            m.insert("tz".into(), json!(check.tz));
+        let mut m = serializer.serialize_map(Some(1))?;
+        m.serialize_entry("checks", &Checks(self))?;
+        m.end()
+    }
+}
+
+/// A value written as a JSON string from its `Display` form: into a body without a `String`
+/// of its own (`Serializer::collect_str`).
+struct Text<T>(T);
+
+impl<T: fmt::Display> Serialize for Text<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+/// UUIDs joined by commas, as `channels` and `parents` show them.
+struct Joined<'a>(&'a [Uuid]);
+
+impl fmt::Display for Joined<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, uuid) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            fmt::Display::fmt(uuid, f)?;
         }
+        Ok(())
     }
-    // Our extensions (docs/api-extensions.md) come last, after every key the reference has.
-    m.insert("fail_threshold".into(), json!(check.fail_threshold));
-    m.insert("max_duration".into(), json!(check.max_duration));
-    m.insert("min_duration".into(), json!(check.min_duration));
-    let snoozed = check.snoozed_until.filter(|_| check.is_snoozed(now));
-    m.insert("snoozed_until".into(), json!(snoozed.map(iso_seconds)));
-    quiet_fields(&mut m, check.quiet.as_deref());
-    // Parent UUIDs are shown to read-write keys only, like the check's own UUID.
-    if !read_only {
-        let parents: Vec<String> = check
-            .parents
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect();
-        m.insert("parents".into(), json!(parents.join(",")));
-        let events: Map<String, Value> = check
-            .channel_events
-            .iter()
-            .map(|(c, e)| (c.to_string(), json!(e.to_text())))
-            .collect();
-        m.insert("channel_events".into(), Value::Object(events));
+}
+
+/// `channel_events`: the check's own event choices by channel UUID.
+struct ChannelEvents<'a>(&'a [(Uuid, Events)]);
+
+impl Serialize for ChannelEvents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(c, e)| (Text(c), e.to_text())))
     }
-    Value::Object(m)
+}
+
+/// A timestamp field as [`iso_seconds`] writes it.
+fn seconds(t: Timestamp) -> Text<impl fmt::Display> {
+    Text(iso_seconds_display(t))
+}
+
+/// The `Value` of an object built here. Serializing these into a `Value` cannot fail: every
+/// map key is a string and no field refuses its value.
+fn to_value(object: impl Serialize) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
 /// A flip as listed: `up` is 1 only for flips to `up`.
@@ -206,27 +274,24 @@ pub(crate) fn ping_json(ping: &Ping, duration: Option<SignedDuration>, urls: Url
 
 /// The three fields that show a quiet window (`""`, `UTC`, `0` when there is none), in the
 /// check object and in the project's settings alike.
-fn quiet_fields(m: &mut Map<String, Value>, quiet: Option<&QuietWindow>) {
-    m.insert(
-        "quiet_schedule".into(),
-        json!(quiet.map_or("", |q| q.schedule.as_str())),
-    );
-    m.insert(
-        "quiet_tz".into(),
-        json!(quiet.map_or(DEFAULT_TZ, |q| q.tz.as_str())),
-    );
-    m.insert(
-        "quiet_duration".into(),
-        json!(quiet.map_or(0, |q| q.duration)),
-    );
+fn quiet_entries<M: SerializeMap>(m: &mut M, quiet: Option<&QuietWindow>) -> Result<(), M::Error> {
+    m.serialize_entry("quiet_schedule", quiet.map_or("", |q| q.schedule.as_str()))?;
+    m.serialize_entry("quiet_tz", quiet.map_or(DEFAULT_TZ, |q| q.tz.as_str()))?;
+    m.serialize_entry("quiet_duration", &quiet.map_or(0, |q| q.duration))
 }
 
 /// A project's settings as `GET /api/v3/project/` shows them (docs/api-extensions.md).
 pub(crate) fn project_json(project: &Project) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), json!(project.name));
-    quiet_fields(&mut m, project.quiet.as_deref());
-    Value::Object(m)
+    struct ProjectObject<'a>(&'a Project);
+    impl Serialize for ProjectObject<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut m = serializer.serialize_map(None)?;
+            m.serialize_entry("name", &self.0.name)?;
+            quiet_entries(&mut m, self.0.quiet.as_deref())?;
+            m.end()
+        }
+    }
+    to_value(ProjectObject(project))
 }
 
 #[cfg(test)]
@@ -252,6 +317,164 @@ mod tests {
             exit_status: None,
             body_len: 0,
         }
+    }
+
+    /// A check that shows every field: text that needs escaping, a cron schedule, a running
+    /// start, a duration, channels with their own events, parents, a snooze, a quiet window.
+    fn full_check() -> Check {
+        use crate::model::events::Events;
+        use crate::schedule::Schedule;
+        use std::sync::Arc;
+        let mut c = Check::new(
+            Uuid::from_u128(0x1234),
+            Uuid::nil(),
+            7,
+            ts("2020-01-01T00:00:00Z"),
+            Uuid::from_u128(0xbad9e),
+        );
+        c.name = "nightly \"db\" <b>&\n\t\u{1} \\ / ünï".into();
+        c.slug = "nightly-db".into();
+        c.tags = "prod db".into();
+        c.desc = "line 1\nline 2".into();
+        c.kind = Kind::Cron;
+        c.schedule = "30 2 * * *".into();
+        c.tz = "Europe/Riga".into();
+        c.compiled = Some(Arc::new(
+            Schedule::parse("30 2 * * *", "Europe/Riga").expect("cron"),
+        ));
+        c.grace = 3600;
+        c.status = StoredStatus::Up;
+        c.n_pings = 42;
+        c.last_ping = Some(ts("2020-01-02T00:31:05.123456Z"));
+        c.last_start = Some(ts("2020-01-02T00:40:00Z"));
+        c.last_duration = Some(SignedDuration::from_secs(65));
+        c.methods = "POST".into();
+        c.success_kw = "ok".into();
+        c.failure_kw = "err".into();
+        c.filter_subject = true;
+        c.channels = vec![Uuid::from_u128(0xa), Uuid::from_u128(0xb)];
+        c.channel_events = vec![(
+            Uuid::from_u128(0xb),
+            Events::parse("down,late").expect("events"),
+        )];
+        c.parents = vec![Uuid::from_u128(0xc), Uuid::from_u128(0xd)];
+        c.fail_threshold = 3;
+        c.max_duration = 7200;
+        c.min_duration = 10;
+        c.snoozed_until = Some(ts("2020-01-03T00:00:00Z"));
+        c.quiet = Some(Box::new(QuietWindow {
+            schedule: "0 22 * * *".into(),
+            tz: "Europe/Riga".into(),
+            duration: 28_800,
+            compiled: None,
+        }));
+        c
+    }
+
+    /// [`full_check`] as `GET checks/<uuid>` showed it (to a read-write and a read-only key)
+    /// when check objects were built as `serde_json::Value` maps: writing them straight into
+    /// the body changed no byte.
+    const FULL_RW: &str = concat!(
+        r#"{"name":"nightly \"db\" <b>&\n\t\u0001 \\ / ünï","slug":"nightly-db","tags":"prod db""#,
+        r#","desc":"line 1\nline 2","grace":3600,"n_pings":42,"status":"up","started":true"#,
+        r#","last_ping":"2020-01-02T00:31:05+00:00","next_ping":"2020-01-02T00:40:00+00:00""#,
+        r#","manual_resume":false,"methods":"POST","subject":"ok","subject_fail":"err""#,
+        r#","start_kw":"","success_kw":"ok","failure_kw":"err","filter_subject":true"#,
+        r#","filter_body":false,"filter_http_body":false,"filter_default_fail":false"#,
+        r#","badge_url":"https://ovd.example/b/2/00000000-0000-0000-0000-0000000bad9e.svg""#,
+        r#","last_duration":65,"uuid":"00000000-0000-0000-0000-000000001234""#,
+        r#","ping_url":"https://ovd.example/ping/00000000-0000-0000-0000-000000001234""#,
+        r#","update_url":"https://ovd.example/api/v3/checks/00000000-0000-0000-0000-000000001234""#,
+        r#","pause_url":"https://ovd.example/api/v3/checks/00000000-0000-0000-0000-000000001234/pause""#,
+        r#","resume_url":"https://ovd.example/api/v3/checks/00000000-0000-0000-0000-000000001234/resume""#,
+        r#","channels":"00000000-0000-0000-0000-00000000000a,00000000-0000-0000-0000-00000000000b""#,
+        r#","schedule":"30 2 * * *","tz":"Europe/Riga","fail_threshold":3,"max_duration":7200"#,
+        r#","min_duration":10,"snoozed_until":"2020-01-03T00:00:00+00:00""#,
+        r#","quiet_schedule":"0 22 * * *","quiet_tz":"Europe/Riga","quiet_duration":28800"#,
+        r#","parents":"00000000-0000-0000-0000-00000000000c,00000000-0000-0000-0000-00000000000d""#,
+        r#","channel_events":{"00000000-0000-0000-0000-00000000000b":"down,late"}}"#,
+    );
+    const FULL_RO: &str = concat!(
+        r#"{"name":"nightly \"db\" <b>&\n\t\u0001 \\ / ünï","slug":"nightly-db","tags":"prod db""#,
+        r#","desc":"line 1\nline 2","grace":3600,"n_pings":42,"status":"up","started":true"#,
+        r#","last_ping":"2020-01-02T00:31:05+00:00","next_ping":"2020-01-02T00:40:00+00:00""#,
+        r#","manual_resume":false,"methods":"POST","subject":"ok","subject_fail":"err""#,
+        r#","start_kw":"","success_kw":"ok","failure_kw":"err","filter_subject":true"#,
+        r#","filter_body":false,"filter_http_body":false,"filter_default_fail":false"#,
+        r#","badge_url":"https://ovd.example/b/2/00000000-0000-0000-0000-0000000bad9e.svg""#,
+        r#","last_duration":65,"unique_key":"b02132081808b493c61e86626ee6c2e29326a662""#,
+        r#","schedule":"30 2 * * *","tz":"Europe/Riga","fail_threshold":3,"max_duration":7200"#,
+        r#","min_duration":10,"snoozed_until":"2020-01-03T00:00:00+00:00""#,
+        r#","quiet_schedule":"0 22 * * *","quiet_tz":"Europe/Riga","quiet_duration":28800}"#,
+    );
+
+    fn full_urls(version: ApiVersion) -> Urls<'static> {
+        Urls {
+            site_root: "https://ovd.example",
+            version,
+        }
+    }
+
+    #[test]
+    fn check_object_is_written_byte_for_byte_as_before() {
+        let c = full_check();
+        let now = ts("2020-01-02T01:00:00Z");
+        for (read_only, golden) in [(false, FULL_RW), (true, FULL_RO)] {
+            let object = CheckObject {
+                check: &c,
+                now,
+                urls: full_urls(ApiVersion::V3),
+                read_only,
+            };
+            assert_eq!(serde_json::to_string(&object).expect("json"), golden);
+            // The `Value` form (the CLI's, webhooks' `$JSON`) is the same object.
+            let value = check_json(&c, now, full_urls(ApiVersion::V3), read_only);
+            assert_eq!(value.to_string(), golden);
+        }
+        // API v1: its own URLs, and a running check's status is `started`.
+        let v1 = check_json(&c, now, full_urls(ApiVersion::V1), false).to_string();
+        let want = FULL_RW
+            .replace("/api/v3/", "/api/v1/")
+            .replace(r#""status":"up""#, r#""status":"started""#);
+        assert_eq!(v1, want);
+    }
+
+    #[test]
+    fn check_list_wraps_the_objects_in_order() {
+        let full = full_check();
+        let plain = Check::new(
+            Uuid::from_u128(1),
+            Uuid::nil(),
+            1,
+            ts("2020-01-01T00:00:00Z"),
+            Uuid::from_u128(2),
+        );
+        let now = ts("2020-01-02T01:00:00Z");
+        let urls = full_urls(ApiVersion::V3);
+        for read_only in [false, true] {
+            let list = CheckList {
+                checks: vec![&full, &plain],
+                now,
+                urls,
+                read_only,
+            };
+            let want = format!(
+                r#"{{"checks":[{},{}]}}"#,
+                check_json(&full, now, urls, read_only),
+                check_json(&plain, now, urls, read_only)
+            );
+            assert_eq!(serde_json::to_string(&list).expect("json"), want);
+        }
+        let empty = CheckList {
+            checks: Vec::new(),
+            now,
+            urls,
+            read_only: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&empty).expect("json"),
+            r#"{"checks":[]}"#
+        );
     }
 
     #[test]

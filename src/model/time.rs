@@ -1,10 +1,17 @@
 //! Timestamp formats of the API: ISO 8601 with a `+00:00` offset, with or without microseconds.
 
+use std::fmt;
+
 use jiff::Timestamp;
 
 /// `2024-03-30T23:59:30+00:00`: check fields and flips (sub-seconds dropped).
 pub(crate) fn iso_seconds(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+    iso_seconds_display(t).to_string()
+}
+
+/// [`iso_seconds`] without its `String`, for writing straight into a response body.
+pub(crate) fn iso_seconds_display(t: Timestamp) -> impl fmt::Display {
+    t.strftime("%Y-%m-%dT%H:%M:%S+00:00")
 }
 
 /// `2026-11-21T22:46:20.926791+00:00`: ping dates (microseconds when not zero).
