@@ -14,7 +14,8 @@
 //!
 //! ```sh
 //! cargo build --release && cargo run --release --example write-path -- target/release/overdue 2000 1000
-//! # BIN [PINGS] [CHECKS]; BENCH_DATA_DIR puts the data directory on another file system
+//! # BIN [PINGS] [CHECKS]; BENCH_DATA_DIR puts the data directory on another file system;
+//! # BENCH_RATE=17 paces the pings (1,000 checks pinging every minute send 17 a second)
 //! ```
 //!
 //! A measurement, never a test: it fails only when something does not work.
@@ -140,6 +141,11 @@ async fn main() -> Result<(), Error> {
         .unwrap_or_else(|| "target/release/overdue".to_string());
     let pings: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(2000);
     let checks: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(1000);
+    // Pings per second (BENCH_RATE); unset: each as soon as the one before was answered.
+    let rate: Option<f64> = std::env::var("BENCH_RATE")
+        .ok()
+        .map(|r| r.parse())
+        .transpose()?;
     let parent = std::env::var("BENCH_DATA_DIR")
         .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
     let dir = tempfile::tempdir_in(parent)?;
@@ -169,13 +175,30 @@ async fn main() -> Result<(), Error> {
             .error_for_status()?;
         uuids.push(uuid);
     }
-    println!("{checks} checks made and pinged once; settling");
-    let before = settled_writes(pid, Duration::from_secs(3), Duration::from_secs(60))?;
+    // A second ping each: the first one of each check was a flip (new to up), written durably
+    // at once; from the second on they take the ping path being measured, and the ping log's
+    // segment (made when the first ping needs it, 4 MiB of zeros, then used for tens of
+    // thousands of pings) exists before the measurement starts.
+    for uuid in &uuids {
+        client
+            .get(format!("{}/ping/{uuid}", server.base))
+            .send()
+            .await?
+            .error_for_status()?;
+    }
+    println!("{checks} checks made and pinged twice; settling");
+    let before = settled_writes(pid, Duration::from_secs(7), Duration::from_secs(60))?;
 
+    let pause = rate.map(|r| Duration::from_secs_f64(1.0 / r));
     let mut latencies = Vec::with_capacity(pings);
     let started = Instant::now();
     for i in 0..pings {
         let url = format!("{}/ping/{}", server.base, uuids[i % uuids.len()]);
+        if let Some(pause) = pause {
+            // Paced from the start, so a slow answer does not slow the pace down.
+            let due = started + pause.mul_f64(i as f64);
+            tokio::time::sleep(due.saturating_duration_since(Instant::now())).await;
+        }
         let t = Instant::now();
         client.get(url).send().await?.error_for_status()?;
         latencies.push(t.elapsed());
