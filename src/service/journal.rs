@@ -188,7 +188,7 @@ impl FoldPlan {
             // A deleted check's entries were dropped with it; nothing is copied for it.
             if let Some(check) = record {
                 txn.fold_journal(seqs)?;
-                txn.put_check(check, Some(&check.slug))?;
+                txn.put_folded_check(check)?;
             }
         }
         if let Some(mark) = self.trim {

@@ -9,7 +9,9 @@
 pub(crate) mod access;
 mod backup;
 pub(crate) mod keys;
+mod ping_log;
 pub(crate) mod records;
+mod wal;
 mod write;
 
 use std::fs::{DirBuilder, OpenOptions, Permissions};
@@ -25,6 +27,7 @@ use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
+use ping_log::PingLog;
 use records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
     PingRecord, SessionRecord, TriesRecord, decode,
@@ -194,6 +197,8 @@ pub(crate) struct Snapshot {
 pub(crate) struct Store {
     db: RwLock<Option<Arc<Database>>>,
     path: PathBuf,
+    /// The ping log beside the file (see `ping_log`).
+    log: Arc<PingLog>,
 }
 
 impl std::fmt::Debug for Store {
@@ -255,12 +260,13 @@ impl Store {
         }
         std::fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(io_err(&path))?;
         let db = open_database(dir, &path)?;
-        let store = Store {
+        prepare_schema(&db, &path)?;
+        let log = PingLog::open(dir, &db)?;
+        Ok(Store {
             db: RwLock::new(Some(Arc::new(db))),
             path,
-        };
-        store.prepare_schema()?;
-        Ok(store)
+            log: Arc::new(log),
+        })
     }
 
     /// Closes the database and opens the file again: after an I/O error redb answers every
@@ -275,7 +281,10 @@ impl Store {
         if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
             return Err(StoreError::EmptyFile(self.path.clone()));
         }
-        *slot = Some(Arc::new(open_database(dir, &self.path)?));
+        let db = open_database(dir, &self.path)?;
+        // What only the log held was lost from the file with the failed handle.
+        self.log.reopen(&db)?;
+        *slot = Some(Arc::new(db));
         Ok(())
     }
 
@@ -298,49 +307,6 @@ impl Store {
     /// Path of the data file.
     pub(crate) fn path(&self) -> &Path {
         &self.path
-    }
-
-    fn prepare_schema(&self) -> Result<(), StoreError> {
-        let txn = self.db()?.begin_write()?;
-        {
-            let mut meta = txn.open_table(META)?;
-            let found = meta.get("schema_version")?.map(|v| {
-                let bytes: [u8; 4] = v.value().try_into().unwrap_or([0xff; 4]);
-                u32::from_be_bytes(bytes)
-            });
-            match found {
-                Some(found) if found > SCHEMA_VERSION => {
-                    return Err(StoreError::NewerSchema {
-                        path: self.path.clone(),
-                        found,
-                        supported: SCHEMA_VERSION,
-                    });
-                }
-                Some(_) => {}
-                None => {
-                    meta.insert("schema_version", SCHEMA_VERSION.to_be_bytes().as_slice())?;
-                }
-            }
-            // Create every table so that read transactions never meet a missing one.
-            txn.open_table(PROJECTS)?;
-            txn.open_table(API_KEYS)?;
-            txn.open_table(CHECKS)?;
-            txn.open_multimap_table(SLUG_INDEX)?;
-            txn.open_table(PINGS)?;
-            txn.open_table(PING_BODIES)?;
-            txn.open_table(FLIPS)?;
-            txn.open_table(CHANNELS)?;
-            txn.open_table(CHECK_CHANNELS)?;
-            txn.open_table(OUTBOX)?;
-            txn.open_table(JOURNAL)?;
-            txn.open_table(BADGE_KEYS)?;
-            txn.open_table(OUTBOX_TRIES)?;
-            txn.open_table(DELIVERIES)?;
-            txn.open_table(REPEATS)?;
-            txn.open_table(SESSIONS)?;
-        }
-        txn.commit()?;
-        Ok(())
     }
 
     /// Reads every project, key, check (with its channel links) and channel.
@@ -378,10 +344,13 @@ impl Store {
             Some((k, _)) => k.value() + 1,
             None => 1,
         };
+        // Never below a number handed out before (a failed commit's, or one trimmed away):
+        // the ping log's records are told apart by it.
         snap.next_journal_seq = match txn.open_table(JOURNAL)?.last()? {
             Some((k, _)) => k.value() + 1,
             None => 1,
-        };
+        }
+        .max(self.log.next_seq());
         snap.sessions = read_sessions(&txn)?;
         let links = txn.open_table(CHECK_CHANNELS)?;
         let mut link_iter = links.iter()?.peekable();
@@ -410,12 +379,34 @@ impl Store {
         Ok(snap)
     }
 
+    /// When the commits that only the ping log holds are due to be made durable in the file
+    /// ([`Store::checkpoint`]); `None` while there are none.
+    pub(crate) fn checkpoint_due(&self) -> Option<std::time::Instant> {
+        self.log.checkpoint_due()
+    }
+
+    /// Makes every commit durable in the file (one durable commit) and cuts the ping log
+    /// behind it.
+    pub(crate) fn checkpoint(&self) -> Result<(), StoreError> {
+        let done = self.begin_write().and_then(|mut txn| {
+            txn.force_durable();
+            txn.commit()
+        });
+        if done.is_err() {
+            self.log.retry_later();
+        }
+        done
+    }
+
+    /// How many segment files the ping log has.
+    #[cfg(test)]
+    pub(crate) fn log_segments(&self) -> usize {
+        self.log.segments()
+    }
+
     /// Starts the write transaction of one batch. Blocks while another is open.
     pub(crate) fn begin_write(&self) -> Result<WriteTxn, StoreError> {
-        Ok(WriteTxn {
-            txn: self.db()?.begin_write()?,
-            journal: Vec::new(),
-        })
+        Ok(WriteTxn::new(self.db()?.begin_write()?, self.log.clone()))
     }
 
     /// The newest `limit` pings of a check, newest first.
@@ -643,5 +634,51 @@ fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
     r.ping.into_ping(Uuid::from_u128(r.check), r.n)
 }
 
+/// Creates the tables a new file lacks; refuses a file of a newer schema.
+fn prepare_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(META)?;
+        let found = meta.get("schema_version")?.map(|v| {
+            let bytes: [u8; 4] = v.value().try_into().unwrap_or([0xff; 4]);
+            u32::from_be_bytes(bytes)
+        });
+        match found {
+            Some(found) if found > SCHEMA_VERSION => {
+                return Err(StoreError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            Some(_) => {}
+            None => {
+                meta.insert("schema_version", SCHEMA_VERSION.to_be_bytes().as_slice())?;
+            }
+        }
+        // Create every table so that read transactions never meet a missing one.
+        txn.open_table(PROJECTS)?;
+        txn.open_table(API_KEYS)?;
+        txn.open_table(CHECKS)?;
+        txn.open_multimap_table(SLUG_INDEX)?;
+        txn.open_table(PINGS)?;
+        txn.open_table(PING_BODIES)?;
+        txn.open_table(FLIPS)?;
+        txn.open_table(CHANNELS)?;
+        txn.open_table(CHECK_CHANNELS)?;
+        txn.open_table(OUTBOX)?;
+        txn.open_table(JOURNAL)?;
+        txn.open_table(BADGE_KEYS)?;
+        txn.open_table(OUTBOX_TRIES)?;
+        txn.open_table(DELIVERIES)?;
+        txn.open_table(REPEATS)?;
+        txn.open_table(SESSIONS)?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod log_tests;
 #[cfg(test)]
 mod tests;

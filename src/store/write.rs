@@ -1,11 +1,21 @@
 //! Write transactions: every change to the file goes through [`WriteTxn`], which keeps the
 //! derived tables (slug index, badge keys, links) in step with the records it writes.
+//!
+//! A transaction that adds pings to the journal and changes nothing else (besides folding the
+//! journal, which only moves what is there) is made durable by the ping log instead of a sync
+//! of the data file: its journal entries are appended to the log and synced, and the file
+//! commits without a sync ([`WriteTxn::commit`]). Every other transaction commits durably, as
+//! does a checkpoint, which makes every earlier commit durable too (docs/design.md).
 
-use redb::ReadableTable;
+use std::cell::Cell;
+use std::sync::Arc;
+
+use redb::{Durability, ReadableTable};
 use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
+use crate::store::ping_log::{JOURNAL_NEXT, PingLog};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
     PingRecord, SessionRecord, TriesRecord, decode, encode, encode_project,
@@ -18,21 +28,48 @@ use crate::store::{
 
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
 pub struct WriteTxn {
-    pub(super) txn: redb::WriteTransaction,
+    inner: redb::WriteTransaction,
     /// Journal records of this transaction not inserted yet: they go in together, through
     /// one opened table, before anything reads the journal and at commit.
-    pub(super) journal: Vec<(u64, Vec<u8>)>,
+    journal: Vec<(u64, Vec<u8>)>,
+    /// Every journal record this transaction inserted, for the ping log.
+    logged: Vec<(u64, Vec<u8>)>,
+    /// Set by every write but the journal's: the commit must then be durable by itself.
+    durable: Cell<bool>,
+    log: Arc<PingLog>,
 }
 
 impl WriteTxn {
+    pub(super) fn new(inner: redb::WriteTransaction, log: Arc<PingLog>) -> WriteTxn {
+        WriteTxn {
+            inner,
+            journal: Vec::new(),
+            logged: Vec::new(),
+            durable: Cell::new(false),
+            log,
+        }
+    }
+
+    /// The transaction, for a write that the ping log does not cover: the commit is durable.
+    fn tables(&self) -> &redb::WriteTransaction {
+        self.durable.set(true);
+        &self.inner
+    }
+
+    /// Makes the commit durable by itself even if it wrote nothing but journal entries (a
+    /// checkpoint: it makes every earlier commit durable with it).
+    pub(crate) fn force_durable(&mut self) {
+        self.durable.set(true);
+    }
+
     pub(crate) fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.txn.open_table(META)?.insert(key, value)?;
+        self.tables().open_table(META)?.insert(key, value)?;
         Ok(())
     }
 
     pub(crate) fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
         let bytes = encode_project(project)?;
-        self.txn
+        self.tables()
             .open_table(PROJECTS)?
             .insert(project.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
@@ -40,7 +77,9 @@ impl WriteTxn {
 
     /// Removes a project record. The caller removes its checks, channels and keys first.
     pub(crate) fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
-        self.txn.open_table(PROJECTS)?.remove(project.as_u128())?;
+        self.tables()
+            .open_table(PROJECTS)?
+            .remove(project.as_u128())?;
         Ok(())
     }
 
@@ -48,7 +87,7 @@ impl WriteTxn {
         let id = keys::api_key_id(&key.id)
             .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
         let bytes = encode(&ApiKeyRecord::from(key))?;
-        self.txn
+        self.tables()
             .open_table(API_KEYS)?
             .insert(id, bytes.as_slice())?;
         Ok(())
@@ -56,7 +95,7 @@ impl WriteTxn {
 
     pub(crate) fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
         if let Some(id) = keys::api_key_id(id) {
-            self.txn.open_table(API_KEYS)?.remove(id)?;
+            self.tables().open_table(API_KEYS)?.remove(id)?;
         }
         Ok(())
     }
@@ -64,7 +103,7 @@ impl WriteTxn {
     /// Writes a dashboard session under its id (SHA-256 of its token).
     pub fn put_session(&mut self, id: &[u8; 32], session: &Session) -> Result<(), StoreError> {
         let bytes = encode(&SessionRecord::from(session))?;
-        self.txn
+        self.tables()
             .open_table(SESSIONS)?
             .insert(id, bytes.as_slice())?;
         Ok(())
@@ -72,7 +111,7 @@ impl WriteTxn {
 
     /// Removes a dashboard session; removing one that is not there is no error.
     pub fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
-        self.txn.open_table(SESSIONS)?.remove(id)?;
+        self.tables().open_table(SESSIONS)?.remove(id)?;
         Ok(())
     }
 
@@ -80,15 +119,15 @@ impl WriteTxn {
     /// so the slug index follows (and a new check's badge key is indexed).
     pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
         let bytes = crate::store::records::encode_check(check)?;
-        self.txn
+        self.tables()
             .open_table(CHECKS)?
             .insert(check.uuid.as_u128(), bytes.as_slice())?;
         if old_slug.is_none() {
-            let mut badges = self.txn.open_table(BADGE_KEYS)?;
+            let mut badges = self.tables().open_table(BADGE_KEYS)?;
             badges.insert(check.badge_key.as_u128(), check.uuid.as_u128())?;
         }
         if old_slug != Some(check.slug.as_str()) {
-            let mut index = self.txn.open_multimap_table(SLUG_INDEX)?;
+            let mut index = self.tables().open_multimap_table(SLUG_INDEX)?;
             if let Some(old) = old_slug {
                 index.remove(keys::slug_key(check.project, old), check.uuid.as_u128())?;
             }
@@ -100,10 +139,21 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// Rewrites a check's record after a fold: it only catches up with the pings the journal
+    /// holds (same slug, same badge key), so the ping log covers it like the fold itself.
+    pub(crate) fn put_folded_check(&mut self, check: &Check) -> Result<(), StoreError> {
+        let bytes = crate::store::records::encode_check(check)?;
+        self.inner
+            .open_table(CHECKS)?
+            .insert(check.uuid.as_u128(), bytes.as_slice())?;
+        Ok(())
+    }
+
     /// The check that owns a per-check badge key, as this transaction sees it.
     pub(crate) fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+        // A read: it does not make the commit durable.
         Ok(self
-            .txn
+            .inner
             .open_table(BADGE_KEYS)?
             .get(badge.as_u128())?
             .map(|v| Uuid::from_u128(v.value())))
@@ -112,21 +162,21 @@ impl WriteTxn {
     /// Deletes a check with its pings, bodies, flips, links and slug index entry.
     pub(crate) fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let id = check.uuid;
-        self.txn.open_table(CHECKS)?.remove(id.as_u128())?;
-        self.txn
+        self.tables().open_table(CHECKS)?.remove(id.as_u128())?;
+        self.tables()
             .open_table(BADGE_KEYS)?
             .remove(check.badge_key.as_u128())?;
-        self.txn
+        self.tables()
             .open_multimap_table(SLUG_INDEX)?
             .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
         let (lo, hi) = keys::check_range24(id);
         for table in [PINGS, PING_BODIES, FLIPS] {
-            self.txn
+            self.tables()
                 .open_table(table)?
                 .retain_in(lo..=hi, |_, _| false)?;
         }
         let (lo, hi) = keys::check_range32(id);
-        self.txn
+        self.tables()
             .open_table(CHECK_CHANNELS)?
             .retain_in(lo..=hi, |_, ()| false)?;
         Ok(())
@@ -134,7 +184,7 @@ impl WriteTxn {
 
     /// Replaces a check's channel links with `channels`.
     pub(crate) fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
-        let mut table = self.txn.open_table(CHECK_CHANNELS)?;
+        let mut table = self.tables().open_table(CHECK_CHANNELS)?;
         let (lo, hi) = keys::check_range32(check);
         table.retain_in(lo..=hi, |_, ()| false)?;
         for channel in channels {
@@ -145,7 +195,7 @@ impl WriteTxn {
 
     /// Adds one link (used when a new channel is assigned to existing checks).
     pub(crate) fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.txn
+        self.tables()
             .open_table(CHECK_CHANNELS)?
             .insert(keys::link_key(check, channel), ())?;
         Ok(())
@@ -153,7 +203,7 @@ impl WriteTxn {
 
     /// Removes one link (used when a channel is deleted).
     pub(crate) fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.txn
+        self.tables()
             .open_table(CHECK_CHANNELS)?
             .remove(keys::link_key(check, channel))?;
         Ok(())
@@ -161,7 +211,7 @@ impl WriteTxn {
 
     pub(crate) fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
         let bytes = encode(&ChannelRecord::from(channel))?;
-        self.txn
+        self.tables()
             .open_table(CHANNELS)?
             .insert(channel.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
@@ -170,9 +220,11 @@ impl WriteTxn {
     /// Removes a channel record with its delivery history. The caller removes its links
     /// first; its queued alerts and repeats are dropped by the delivery worker.
     pub(crate) fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
-        self.txn.open_table(CHANNELS)?.remove(channel.as_u128())?;
+        self.tables()
+            .open_table(CHANNELS)?
+            .remove(channel.as_u128())?;
         let (lo, hi) = keys::check_range24(channel);
-        self.txn
+        self.tables()
             .open_table(DELIVERIES)?
             .retain_in(lo..=hi, |_, _| false)?;
         Ok(())
@@ -183,9 +235,11 @@ impl WriteTxn {
     pub(crate) fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
         let key = keys::ping_key(ping.check, ping.n);
         let bytes = encode(&PingRecord::from(ping))?;
-        self.txn.open_table(PINGS)?.insert(key, bytes.as_slice())?;
+        self.tables()
+            .open_table(PINGS)?
+            .insert(key, bytes.as_slice())?;
         if !body.is_empty() {
-            self.txn.open_table(PING_BODIES)?.insert(key, body)?;
+            self.tables().open_table(PING_BODIES)?.insert(key, body)?;
         }
         Ok(())
     }
@@ -204,6 +258,7 @@ impl WriteTxn {
             ping: PingRecord::from(ping),
             body: body.to_vec(),
         };
+        self.log.saw(seq);
         self.journal.push((seq, encode(&record)?));
         Ok(())
     }
@@ -212,9 +267,10 @@ impl WriteTxn {
         if self.journal.is_empty() {
             return Ok(());
         }
-        let mut table = self.txn.open_table(JOURNAL)?;
+        let mut table = self.inner.open_table(JOURNAL)?;
         for (seq, bytes) in self.journal.drain(..) {
             table.insert(seq, bytes.as_slice())?;
+            self.logged.push((seq, bytes));
         }
         Ok(())
     }
@@ -224,9 +280,9 @@ impl WriteTxn {
     /// twice writes the same record again.
     pub(crate) fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
-        let journal = self.txn.open_table(JOURNAL)?;
-        let mut pings = self.txn.open_table(PINGS)?;
-        let mut bodies = self.txn.open_table(PING_BODIES)?;
+        let journal = self.inner.open_table(JOURNAL)?;
+        let mut pings = self.inner.open_table(PINGS)?;
+        let mut bodies = self.inner.open_table(PING_BODIES)?;
         for &seq in seqs {
             let entry = journal
                 .get(seq)?
@@ -244,7 +300,7 @@ impl WriteTxn {
     /// Removes the journal entries `seqs` (those of a deleted check).
     pub(crate) fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
-        let mut table = self.txn.open_table(JOURNAL)?;
+        let mut table = self.tables().open_table(JOURNAL)?;
         for &seq in seqs {
             table.remove(seq)?;
         }
@@ -254,7 +310,7 @@ impl WriteTxn {
     /// Removes every journal entry numbered below `below` (all folded already).
     pub(crate) fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
         self.flush_journal()?;
-        self.txn
+        self.inner
             .open_table(JOURNAL)?
             .retain_in(..below, |_, _| false)?;
         Ok(())
@@ -265,7 +321,7 @@ impl WriteTxn {
         let lo = keys::ping_key(check, 0);
         let hi = keys::ping_key(check, keep_from);
         for table in [PINGS, PING_BODIES] {
-            self.txn
+            self.tables()
                 .open_table(table)?
                 .retain_in(lo..hi, |_, _| false)?;
         }
@@ -275,7 +331,7 @@ impl WriteTxn {
     /// Records a flip. Two flips of one check in the same microsecond keep both: the later
     /// one moves forward to the next free microsecond.
     pub(crate) fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
-        let mut table = self.txn.open_table(FLIPS)?;
+        let mut table = self.tables().open_table(FLIPS)?;
         let mut record = FlipRecord::from(flip);
         record.created_us = free_microsecond(&table, flip.check, record.created_us)?;
         let bytes = encode(&record)?;
@@ -289,7 +345,7 @@ impl WriteTxn {
     /// Queues an alert.
     pub(crate) fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
         let bytes = encode(&OutboxRecord::from(entry))?;
-        self.txn
+        self.tables()
             .open_table(OUTBOX)?
             .insert(entry.seq, bytes.as_slice())?;
         Ok(())
@@ -297,15 +353,15 @@ impl WriteTxn {
 
     /// Removes a delivered (or given up) alert with its retry state.
     pub(crate) fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
-        self.txn.open_table(OUTBOX)?.remove(seq)?;
-        self.txn.open_table(OUTBOX_TRIES)?.remove(seq)?;
+        self.tables().open_table(OUTBOX)?.remove(seq)?;
+        self.tables().open_table(OUTBOX_TRIES)?.remove(seq)?;
         Ok(())
     }
 
     /// Records a failed try of an outbox entry and when to try again.
     pub(crate) fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
         let bytes = encode(&TriesRecord::from(tries))?;
-        self.txn
+        self.tables()
             .open_table(OUTBOX_TRIES)?
             .insert(seq, bytes.as_slice())?;
         Ok(())
@@ -314,7 +370,7 @@ impl WriteTxn {
     /// Records a delivery attempt and keeps only the channel's newest [`DELIVERIES_KEPT`].
     /// Two attempts in the same microsecond keep both (the later moves forward).
     pub(crate) fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
-        let mut table = self.txn.open_table(DELIVERIES)?;
+        let mut table = self.tables().open_table(DELIVERIES)?;
         let mut record = DeliveryRecord::from(delivery);
         record.at_us = free_microsecond(&table, delivery.channel, record.at_us)?;
         let bytes = encode(&record)?;
@@ -342,7 +398,7 @@ impl WriteTxn {
         channel: Uuid,
         due_us: i64,
     ) -> Result<(), StoreError> {
-        self.txn
+        self.tables()
             .open_table(REPEATS)?
             .insert(keys::link_key(check, channel), due_us)?;
         Ok(())
@@ -354,15 +410,16 @@ impl WriteTxn {
         check: Uuid,
         channel: Uuid,
     ) -> Result<Option<i64>, StoreError> {
+        // A read: it does not make the commit durable.
         Ok(self
-            .txn
+            .inner
             .open_table(REPEATS)?
             .get(keys::link_key(check, channel))?
             .map(|v| v.value()))
     }
 
     pub(crate) fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.txn
+        self.tables()
             .open_table(REPEATS)?
             .remove(keys::link_key(check, channel))?;
         Ok(())
@@ -372,22 +429,57 @@ impl WriteTxn {
     pub(crate) fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
         let lo = keys::flip_key(check, i64::MIN);
         let hi = keys::flip_key(check, before_us);
-        self.txn
+        self.tables()
             .open_table(FLIPS)?
             .retain_in(lo..hi, |_, _| false)?;
         Ok(())
     }
 
-    /// Makes the transaction durable (fsync) and visible.
+    /// Makes the transaction durable and visible: by a sync of the data file, or, for one
+    /// that only added pings (and folded the journal), by appending its journal entries to
+    /// the ping log and syncing that; the data file then commits without a sync, and a later
+    /// checkpoint makes it durable (until then a crash loses it from the file, and the next
+    /// start redoes it from the log).
     pub(crate) fn commit(mut self) -> Result<(), StoreError> {
         self.flush_journal()?;
-        self.txn.commit()?;
-        Ok(())
+        if self.durable.get() {
+            let mark = self.log.next_seq();
+            if mark != self.log.durable_mark() {
+                self.inner
+                    .open_table(META)?
+                    .insert(JOURNAL_NEXT, mark.to_be_bytes().as_slice())?;
+            }
+            self.inner.commit()?;
+            self.log.covered(mark);
+            return Ok(());
+        }
+        let appended = if self.logged.is_empty() {
+            None
+        } else {
+            Some(self.log.append(&self.logged)?)
+        };
+        let committed = self
+            .inner
+            .set_durability(Durability::None)
+            .map_err(|e| StoreError::Db(e.into()))
+            .and_then(|()| self.inner.commit().map_err(StoreError::from));
+        match committed {
+            Ok(()) => {
+                self.log.pending();
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(mark) = appended {
+                    self.log.retract(mark);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Drops everything the transaction did.
     pub(crate) fn abort(self) -> Result<(), StoreError> {
-        self.txn.abort()?;
+        self.inner.abort()?;
         Ok(())
     }
 }

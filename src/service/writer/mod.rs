@@ -7,6 +7,11 @@
 //! paused test clock does not jump ahead while a batch is being written. While jobs keep
 //! coming the blocking thread goes straight on to the next batch (see [`drain`]).
 //!
+//! A batch of pings alone is made durable by the ping log rather than a sync of the data file
+//! (`store::ping_log`); the writer then takes a checkpoint, a durable commit of the file, once
+//! one is due: between batches under load, or when its time comes while idle. With nothing
+//! waiting in the log alone no timer runs.
+//!
 //! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
 //! an alert starts out as soon as it is durable.
 //!
@@ -225,7 +230,32 @@ enum Drained {
 
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let mut recoveries = Recoveries::default();
-    while let Some(first) = rx.recv().await {
+    loop {
+        // While commits wait in the ping log alone, the checkpoint's time is a deadline too;
+        // with none waiting the writer sleeps until a job comes.
+        let next = match shared.store.checkpoint_due() {
+            None => rx.recv().await,
+            Some(due) => {
+                let wait = due.saturating_duration_since(std::time::Instant::now());
+                tokio::select! {
+                    job = rx.recv() => job,
+                    () = tokio::time::sleep(wait) => {
+                        let worker = shared.clone();
+                        let failed = tokio::task::spawn_blocking(move || checkpoint(&worker))
+                            .await
+                            .ok()
+                            .flatten();
+                        if let Some(e) = failed {
+                            recover(&mut rx, &shared, &e, &mut recoveries).await;
+                        }
+                        continue;
+                    }
+                }
+            }
+        };
+        let Some(first) = next else {
+            break;
+        };
         let worker = shared.clone();
         let (back, drained) =
             match tokio::task::spawn_blocking(move || drain(first, rx, &worker)).await {
@@ -245,6 +275,32 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                 }
             }
             Drained::StorageFailed(e) => recover(&mut rx, &shared, &e, &mut recoveries).await,
+        }
+    }
+    // Stopping: what the ping log alone holds goes into the file, so it starts clean.
+    if shared.store.checkpoint_due().is_some() {
+        let worker = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || checkpoint(&worker)).await;
+    }
+}
+
+/// Makes the commits that the ping log alone holds durable in the file. Answers the I/O
+/// error that failed it (the file must then be reopened).
+fn checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
+    let started = std::time::Instant::now();
+    match shared.store.checkpoint() {
+        Ok(()) => {
+            tracing::debug!("checkpoint in {} ms", started.elapsed().as_millis());
+            None
+        }
+        Err(e) if e.is_io() => {
+            let e = Arc::new(e);
+            mark_failing(shared, &e);
+            Some(e)
+        }
+        Err(e) => {
+            tracing::error!("a checkpoint failed (it is tried again later): {e}");
+            None
         }
     }
 }
@@ -277,7 +333,16 @@ fn drain(
         let jobs = std::mem::take(&mut batch);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit_batch(jobs, shared)))
         {
-            Ok((emptied, None)) => batch = emptied,
+            Ok((emptied, None)) => {
+                batch = emptied;
+                // Under steady load the writer never sleeps: the checkpoint is taken here.
+                let due = shared.store.checkpoint_due();
+                if due.is_some_and(|due| due <= std::time::Instant::now())
+                    && let Some(e) = checkpoint(shared)
+                {
+                    return (rx, Drained::StorageFailed(e));
+                }
+            }
             Ok((_, Some(io_error))) => return (rx, Drained::StorageFailed(io_error)),
             Err(_) => {
                 tracing::error!("a write batch panicked; reloading the state from the file");

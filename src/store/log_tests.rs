@@ -1,0 +1,139 @@
+//! The ping log through the store: a commit of pings alone is durable in the log, not yet in
+//! the data file, and comes back at the next open; a checkpoint moves it into the file and
+//! cuts the log. A crash is a copy of the directory taken while the store is open: that is
+//! what the disk holds after a kill -9 (the page cache survives, memory does not).
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use uuid::Uuid;
+
+use super::*;
+use crate::model::{PingKind, Project};
+
+fn ping(check: Uuid, n: u64) -> Ping {
+    Ping {
+        check,
+        n,
+        created: Timestamp::from_microsecond(1_700_000_000_000_000 + n as i64).expect("ts"),
+        kind: PingKind::Success,
+        scheme: "http".into(),
+        remote_addr: None,
+        method: "GET".into(),
+        ua: String::new(),
+        rid: None,
+        exit_status: None,
+        body_len: 0,
+    }
+}
+
+/// The data directory as the disk holds it now, in `to`; without the log when `with_log` is
+/// false.
+fn copy_dir(from: &Path, to: &Path, with_log: bool) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            if with_log {
+                copy_dir(&entry.path(), &target, true);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+fn journaled(store: &Store) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    store
+        .for_each_journaled(|seq, ping| out.push((seq, ping.n)))
+        .expect("journal");
+    out
+}
+
+fn project() -> Project {
+    Project {
+        uuid: Uuid::from_u128(1),
+        seq: 1,
+        name: "ops".into(),
+        ping_key: "pingkey-00000000000001".into(),
+        badge_key: Uuid::from_u128(2).to_string(),
+        created: Timestamp::from_second(1_700_000_000).expect("ts"),
+        quiet: None,
+    }
+}
+
+#[test]
+fn pings_alone_live_in_the_log_until_a_checkpoint_and_come_back_after_a_crash() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let live = tmp.path().join("live");
+    let store = Store::open(&live).expect("open");
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_project(&project()).expect("project");
+    txn.commit().expect("durable commit");
+    assert_eq!(
+        store.checkpoint_due(),
+        None,
+        "a durable commit leaves nothing to do"
+    );
+
+    let check = Uuid::from_u128(0x100);
+    for n in 1..=3 {
+        let mut txn = store.begin_write().expect("begin");
+        txn.put_journal(n, &ping(check, n), b"").expect("journal");
+        txn.commit().expect("commit of pings");
+    }
+    assert!(store.checkpoint_due().is_some(), "the log alone holds them");
+    assert_eq!(store.log_segments(), 1);
+
+    // Crash now: the file alone has lost them (so the log is what keeps them) ...
+    copy_dir(&live, &tmp.path().join("file-only"), false);
+    let file_only = Store::open(&tmp.path().join("file-only")).expect("open the file alone");
+    assert_eq!(journaled(&file_only), vec![]);
+    drop(file_only);
+    // ... and with the log, every one comes back, once, and the log starts afresh.
+    copy_dir(&live, &tmp.path().join("crashed"), true);
+    let crashed = Store::open(&tmp.path().join("crashed")).expect("open after the crash");
+    assert_eq!(journaled(&crashed), vec![(1, 1), (2, 2), (3, 3)]);
+    assert_eq!(crashed.log_segments(), 0);
+    assert_eq!(crashed.load().expect("load").next_journal_seq, 4);
+    drop(crashed);
+    let again = Store::open(&tmp.path().join("crashed")).expect("second open");
+    assert_eq!(journaled(&again), vec![(1, 1), (2, 2), (3, 3)]);
+    drop(again);
+
+    // A checkpoint puts them in the file durably and cuts the log.
+    store.checkpoint().expect("checkpoint");
+    assert_eq!(store.checkpoint_due(), None);
+    // The segment appended to stays for the next pings; its records are covered now.
+    assert_eq!(store.log_segments(), 1);
+    copy_dir(&live, &tmp.path().join("after-checkpoint"), false);
+    let file_only = Store::open(&tmp.path().join("after-checkpoint")).expect("open");
+    assert_eq!(journaled(&file_only), vec![(1, 1), (2, 2), (3, 3)]);
+    // With the log beside it, the covered records are not redone a second time.
+    copy_dir(&live, &tmp.path().join("crashed-later"), true);
+    let crashed = Store::open(&tmp.path().join("crashed-later")).expect("open");
+    assert_eq!(journaled(&crashed), vec![(1, 1), (2, 2), (3, 3)]);
+}
+
+#[test]
+fn a_failed_commit_takes_its_records_back_out_of_the_log() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let live = tmp.path().join("live");
+    let store = Store::open(&live).expect("open");
+    let check = Uuid::from_u128(0x100);
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_journal(1, &ping(check, 1), b"").expect("journal");
+    txn.commit().expect("commit");
+    // Aborted: never appended. Only a committed batch is in the log.
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_journal(2, &ping(check, 2), b"").expect("journal");
+    txn.abort().expect("abort");
+
+    copy_dir(&live, &tmp.path().join("crashed"), true);
+    let crashed = Store::open(&tmp.path().join("crashed")).expect("open");
+    assert_eq!(journaled(&crashed), vec![(1, 1)]);
+    // The number the aborted transaction had is not handed out again in this process.
+    assert!(store.load().expect("load").next_journal_seq >= 3);
+}

@@ -1,0 +1,412 @@
+//! The ping log: an append-only write-ahead log, in `wal/` next to the data file, that makes
+//! pings durable with one `write` and one `fdatasync` per batch, so that the data file itself
+//! can take them without a sync (docs/design.md, "The ping log").
+//!
+//! The log holds ping journal entries only (their sequence number and the journal record's
+//! bytes): what a commit of pings alone adds to the data file. It is a row of segment files
+//! named by the first sequence number they hold. A segment is written full of zeros when it
+//! is made, so an append changes neither its size nor its block map and the sync writes the
+//! appended pages alone. A record is
+//!
+//! ```text
+//! len: u32 LE | crc: u32 LE (CRC-32 of seq and payload) | seq: u64 LE | payload: len bytes
+//! ```
+//!
+//! and the first place where no whole record with a matching checksum starts (zeros, a record
+//! cut short by a crash, damage) ends the segment: a torn record is ignored, never misread.
+//! Whatever follows it in that segment was never acknowledged (appends are in order and each
+//! batch is synced before it is acknowledged), so nothing acknowledged is behind it.
+//!
+//! Invariant: every record of a sequence number at or above the data file's durable
+//! `journal_next` mark is in the log. Segments go only once a durable commit has covered all
+//! their records ([`Wal::cut`]); at open, the records are read back ([`Wal::open`]) for the
+//! store to redo, and once it has, the old segments are removed ([`Wal::clear`]).
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Name of the log's directory inside the data directory.
+pub(crate) const WAL_DIR: &str = "wal";
+/// Bytes of a segment (a batch larger than this gets a segment of its own size).
+pub(crate) const SEGMENT_BYTES: u64 = 4 << 20;
+/// Bytes before each record's payload.
+const HEADER: usize = 16;
+const SUFFIX: &str = ".wal";
+
+/// One segment file (named by the first sequence number it was made for) and the highest
+/// sequence number it holds.
+#[derive(Debug)]
+struct Segment {
+    last: Option<u64>,
+    path: PathBuf,
+}
+
+/// The open log: where the next batch goes.
+#[derive(Debug)]
+pub(crate) struct Wal {
+    dir: PathBuf,
+    /// Oldest first; the last one is the one appended to (when `file` is open).
+    segments: Vec<Segment>,
+    /// The current segment, its size and the offset of the next record.
+    file: Option<File>,
+    size: u64,
+    offset: u64,
+    /// Bytes appended since [`Wal::take_appended`] was last asked.
+    appended: u64,
+}
+
+/// Where a batch went, so that a batch whose commit failed can be taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    segment: usize,
+    offset: u64,
+    len: u64,
+}
+
+/// One record read back.
+pub(crate) type Record = (u64, Vec<u8>);
+
+fn crc(seq: u64, payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&seq.to_le_bytes());
+    h.update(payload);
+    h.finalize()
+}
+
+/// The bytes of `records`, one after another.
+fn encode(records: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let total: usize = records.iter().map(|(_, p)| HEADER + p.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    for (seq, payload) in records {
+        // Journal records are far below 4 GiB (a ping body is at most a few MiB).
+        let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&crc(*seq, payload).to_le_bytes());
+        out.extend_from_slice(&seq.to_le_bytes());
+        out.extend_from_slice(payload);
+    }
+    out
+}
+
+/// The whole records at the start of `bytes`, and the offset where they end.
+fn decode(bytes: &[u8]) -> (Vec<Record>, usize) {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(header) = bytes.get(at..at + HEADER) {
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let sum = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let mut seq_bytes = [0u8; 8];
+        seq_bytes.copy_from_slice(&header[8..16]);
+        let seq = u64::from_le_bytes(seq_bytes);
+        if len == 0 {
+            break;
+        }
+        let Some(payload) = bytes.get(at + HEADER..at + HEADER + len) else {
+            break;
+        };
+        if crc(seq, payload) != sum {
+            break;
+        }
+        out.push((seq, payload.to_vec()));
+        at += HEADER + len;
+    }
+    (out, at)
+}
+
+/// `first`'s file name: sorted by name, segments are in log order.
+fn segment_name(first: u64) -> String {
+    format!("{first:020}{SUFFIX}")
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+impl Wal {
+    /// Opens the log in `dir` (creating the directory, mode 0700) and reads every record back,
+    /// in log order. Appends go to a new segment (the old ones stay until [`Wal::clear`] or
+    /// [`Wal::cut`] removes them).
+    pub(crate) fn open(dir: &Path) -> std::io::Result<(Wal, Vec<Record>)> {
+        if !dir.exists() {
+            DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        }
+        let mut found: Vec<(u64, PathBuf)> = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            let first = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(SUFFIX))
+                .and_then(|n| n.parse::<u64>().ok());
+            if let Some(first) = first {
+                found.push((first, path));
+            }
+        }
+        found.sort();
+        let mut records = Vec::new();
+        let mut segments = Vec::with_capacity(found.len());
+        for (_, path) in found {
+            let mut bytes = Vec::new();
+            File::open(&path)?.read_to_end(&mut bytes)?;
+            let (mut read, end) = decode(&bytes);
+            if bytes[end..].iter().any(|b| *b != 0) {
+                tracing::warn!(
+                    segment = %path.display(),
+                    "the ping log ends in a record cut short (a crash while it was written): \
+                     it was never acknowledged and is ignored"
+                );
+            }
+            segments.push(Segment {
+                last: read.iter().map(|(s, _)| *s).max(),
+                path,
+            });
+            records.append(&mut read);
+        }
+        let wal = Wal {
+            dir: dir.to_path_buf(),
+            segments,
+            file: None,
+            size: 0,
+            offset: 0,
+            appended: 0,
+        };
+        Ok((wal, records))
+    }
+
+    /// Removes every segment (their records are in the data file, durably).
+    pub(crate) fn clear(&mut self) -> std::io::Result<()> {
+        self.file = None;
+        for segment in self.segments.drain(..) {
+            std::fs::remove_file(&segment.path)?;
+        }
+        sync_dir(&self.dir)
+    }
+
+    /// A new segment for records from `first` on, of at least `need` bytes, written with
+    /// zeros and synced (with its directory entry) before anything is appended to it.
+    fn start_segment(&mut self, first: u64, need: u64) -> std::io::Result<()> {
+        let size = SEGMENT_BYTES.max(need.next_multiple_of(4096));
+        let path = self.dir.join(segment_name(first));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)?;
+        // A page at a time: written in larger pieces, the page cache may hold the file in
+        // large folios, and an append would then dirty (and the sync write) a whole folio
+        // (1 MiB on Linux 6.18's ext4) instead of one page.
+        let zeros = [0u8; 4096];
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(zeros.len() as u64);
+            // `n` is at most the buffer's length.
+            file.write_all(&zeros[..usize::try_from(n).unwrap_or(zeros.len())])?;
+            left -= n;
+        }
+        file.sync_all()?;
+        sync_dir(&self.dir)?;
+        self.segments.push(Segment { last: None, path });
+        self.file = Some(file);
+        self.size = size;
+        self.offset = 0;
+        Ok(())
+    }
+
+    /// Appends `records` (in sequence order) and syncs them: once this returns they survive
+    /// a crash. The answer says where they went, for [`Wal::retract`].
+    pub(crate) fn append(&mut self, records: &[(u64, Vec<u8>)]) -> std::io::Result<Mark> {
+        let bytes = encode(records);
+        let len = bytes.len() as u64;
+        let first = records.first().map_or(0, |(s, _)| *s);
+        if self.file.is_none() || self.offset + len > self.size {
+            self.start_segment(first, len)?;
+        }
+        let segment = self.segments.len() - 1;
+        let Some(file) = self.file.as_ref() else {
+            return Err(std::io::Error::other("the ping log has no open segment"));
+        };
+        let offset = self.offset;
+        file.write_all_at(&bytes, offset)?;
+        file.sync_data()?;
+        self.offset += len;
+        self.appended += len;
+        let last = records.iter().map(|(s, _)| *s).max();
+        let seg = &mut self.segments[segment];
+        seg.last = seg.last.max(last);
+        Ok(Mark {
+            segment,
+            offset,
+            len,
+        })
+    }
+
+    /// Takes back the batch appended at `mark` (the last one) when its commit failed: its
+    /// bytes become zeros again, so it is not redone at the next start.
+    pub(crate) fn retract(&mut self, mark: Mark) -> std::io::Result<()> {
+        if mark.segment + 1 != self.segments.len() || mark.offset + mark.len != self.offset {
+            return Err(std::io::Error::other(
+                "only the last batch can be taken back",
+            ));
+        }
+        let Some(file) = self.file.as_ref() else {
+            return Err(std::io::Error::other("the ping log has no open segment"));
+        };
+        let len = usize::try_from(mark.len).map_err(std::io::Error::other)?;
+        file.write_all_at(&vec![0u8; len], mark.offset)?;
+        file.sync_data()?;
+        self.offset = mark.offset;
+        Ok(())
+    }
+
+    /// Removes the segments all of whose records are numbered below `below` (a durable commit
+    /// of the data file holds them), except the one appended to.
+    pub(crate) fn cut(&mut self, below: u64) -> std::io::Result<()> {
+        let current = if self.file.is_some() {
+            self.segments.len().saturating_sub(1)
+        } else {
+            self.segments.len()
+        };
+        let mut removed = false;
+        let mut kept = Vec::with_capacity(self.segments.len());
+        for (i, segment) in std::mem::take(&mut self.segments).into_iter().enumerate() {
+            let covered = segment.last.is_none_or(|last| last < below);
+            if i < current && covered {
+                std::fs::remove_file(&segment.path)?;
+                removed = true;
+            } else {
+                kept.push(segment);
+            }
+        }
+        self.segments = kept;
+        if removed {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes appended since the last call (for the checkpoint's size trigger).
+    pub(crate) fn take_appended(&mut self) -> u64 {
+        std::mem::take(&mut self.appended)
+    }
+
+    /// How many segment files there are.
+    #[cfg(test)]
+    pub(crate) fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(seq: u64, text: &str) -> (u64, Vec<u8>) {
+        (seq, text.as_bytes().to_vec())
+    }
+
+    fn only_segment(dir: &Path) -> PathBuf {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files.remove(0)
+    }
+
+    #[test]
+    fn records_come_back_in_order_after_a_reopen() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(WAL_DIR);
+        let (mut wal, none) = Wal::open(&dir).expect("open");
+        assert!(none.is_empty());
+        wal.append(&[rec(1, "a"), rec(2, "bb")]).expect("append");
+        wal.append(&[rec(3, "ccc")]).expect("append");
+        drop(wal);
+        let (_, back) = Wal::open(&dir).expect("reopen");
+        assert_eq!(back, vec![rec(1, "a"), rec(2, "bb"), rec(3, "ccc")]);
+        let size = std::fs::metadata(only_segment(&dir)).expect("meta").len();
+        assert_eq!(
+            size, SEGMENT_BYTES,
+            "made full size, so appends do not grow it"
+        );
+    }
+
+    #[test]
+    fn a_record_cut_short_or_damaged_ends_the_log_and_is_never_misread() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(WAL_DIR);
+        let (mut wal, _) = Wal::open(&dir).expect("open");
+        wal.append(&[rec(1, "first")]).expect("append");
+        let mark = wal.append(&[rec(2, "second record")]).expect("append");
+        drop(wal);
+        let path = only_segment(&dir);
+        let whole = std::fs::read(&path).expect("read");
+        let start = usize::try_from(mark.offset).expect("small");
+        let end = start + HEADER + "second record".len();
+        // Cut anywhere inside the second record (as a crash mid-write leaves it: the rest is
+        // still zeros): only the first comes back.
+        for cut in [start + 1, start + HEADER - 1, start + HEADER + 3, end - 1] {
+            let mut bytes = whole.clone();
+            bytes[cut..end].fill(0);
+            std::fs::write(&path, &bytes).expect("write");
+            let (_, back) = Wal::open(&dir).expect("open");
+            assert_eq!(back, vec![rec(1, "first")], "cut at {cut}");
+        }
+        // A flipped bit in its payload: the checksum refuses it.
+        let mut bytes = whole.clone();
+        bytes[end - 2] ^= 0x20;
+        std::fs::write(&path, &bytes).expect("write");
+        let (_, back) = Wal::open(&dir).expect("open");
+        assert_eq!(back, vec![rec(1, "first")]);
+        // A length that runs past the end of the file.
+        let mut bytes = whole;
+        bytes[start..start + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&path, &bytes).expect("write");
+        let (_, back) = Wal::open(&dir).expect("open");
+        assert_eq!(back, vec![rec(1, "first")]);
+    }
+
+    #[test]
+    fn a_retracted_batch_is_gone_and_the_next_one_takes_its_place() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(WAL_DIR);
+        let (mut wal, _) = Wal::open(&dir).expect("open");
+        wal.append(&[rec(1, "kept")]).expect("append");
+        let mark = wal.append(&[rec(2, "failed commit")]).expect("append");
+        wal.retract(mark).expect("retract");
+        wal.append(&[rec(2, "again")]).expect("append");
+        drop(wal);
+        let (_, back) = Wal::open(&dir).expect("reopen");
+        assert_eq!(back, vec![rec(1, "kept"), rec(2, "again")]);
+    }
+
+    #[test]
+    fn full_segments_roll_over_and_cut_removes_only_covered_ones() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(WAL_DIR);
+        let (mut wal, _) = Wal::open(&dir).expect("open");
+        // Three records of just over a third of a segment: the third starts a new one.
+        let big = vec![7u8; usize::try_from(SEGMENT_BYTES / 3).expect("small")];
+        for seq in 1..=3 {
+            wal.append(&[(seq, big.clone())]).expect("append");
+        }
+        assert_eq!(wal.segment_count(), 2);
+        // A batch bigger than a segment gets a segment of its own size.
+        let huge = vec![1u8; usize::try_from(SEGMENT_BYTES + 10).expect("small")];
+        wal.append(&[(4, huge)]).expect("append");
+        assert_eq!(wal.segment_count(), 3);
+        wal.cut(3).expect("cut");
+        assert_eq!(wal.segment_count(), 2, "the first held 1 and 2 only");
+        wal.cut(100).expect("cut");
+        assert_eq!(wal.segment_count(), 1, "the current one stays");
+        drop(wal);
+        let (mut wal, back) = Wal::open(&dir).expect("reopen");
+        assert_eq!(back.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [4]);
+        wal.clear().expect("clear");
+        assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);
+    }
+}
