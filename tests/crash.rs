@@ -4,6 +4,10 @@
 //! repeats, and the check's `n_pings` is N. Using one data directory for every kill point
 //! also checks that numbering continues without gaps across restarts after kills.
 //!
+//! A second test arms the crash points of the ping log (`OVERDUE_CRASH_AT`): the service
+//! kills itself halfway through a log record, just before a checkpoint, between a
+//! checkpoint's commit and the log cut, and in the middle of the cut; the same checks follow.
+//!
 //! What it can catch: an answer sent before the batch's writes reach the file (checked by
 //! hand: a writer that answers, then waits 3 ms, then commits fails the first round). What it
 //! cannot: `kill -9` keeps the page cache, so a missing fsync is invisible here, and answering
@@ -36,6 +40,29 @@ fn start(data: &Path) -> Serve {
 
 /// The crash itself.
 impl Serve {
+    /// Waits (up to `limit`) for the process to die of SIGKILL by its own hand (a crash
+    /// point) and reaps it.
+    fn killed_itself(mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                assert_eq!(
+                    std::os::unix::process::ExitStatusExt::signal(&status),
+                    Some(9),
+                    "serve ended otherwise than by its crash point: {status}\nstderr: {}",
+                    self.stderr()
+                );
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve never reached its crash point in {limit:?}\nstderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// `kill -9`, then reaps the process.
     pub(crate) fn sigkill(mut self) {
         let status = Command::new("kill")
@@ -76,10 +103,20 @@ impl PingConn {
         })
     }
 
-    /// Sends `GET path`, answers the status once the whole response is read.
-    fn get(&mut self, path: &str) -> std::io::Result<u16> {
-        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-        self.reader.get_mut().write_all(request.as_bytes())?;
+    /// Sends `GET path`, or a POST of `body` when it is not empty; answers the status once
+    /// the whole response is read.
+    fn send(&mut self, path: &str, body: &[u8]) -> std::io::Result<u16> {
+        let request = if body.is_empty() {
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        } else {
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+        };
+        let stream = self.reader.get_mut();
+        stream.write_all(request.as_bytes())?;
+        stream.write_all(body)?;
         let mut line = String::new();
         if self.reader.read_line(&mut line)? == 0 {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
@@ -126,9 +163,11 @@ struct Tally {
     unexpected: Vec<u16>,
 }
 
-/// One client: pings `check` over keep-alive connections until `stop`, reconnecting when a
-/// connection breaks (it does when the server is killed).
-fn client(port: u16, check: Uuid, stop: &AtomicBool) -> Tally {
+/// One client: pings `check` (with a body of `body` bytes when not 0) over keep-alive
+/// connections until `stop`, reconnecting when a connection breaks (it does when the server
+/// is killed).
+fn client(port: u16, check: Uuid, body: usize, stop: &AtomicBool) -> Tally {
+    let body = vec![b'x'; body];
     let mut tally = Tally::default();
     let mut conn: Option<PingConn> = None;
     while !stop.load(Ordering::Relaxed) {
@@ -145,7 +184,7 @@ fn client(port: u16, check: Uuid, stop: &AtomicBool) -> Tally {
         };
         let rid = Uuid::new_v4();
         tally.sent.insert(rid);
-        match c.get(&format!("/ping/{check}?rid={rid}")) {
+        match c.send(&format!("/ping/{check}?rid={rid}"), &body) {
             Ok(200) => {
                 tally.acked.insert(rid);
             }
@@ -155,6 +194,43 @@ fn client(port: u16, check: Uuid, stop: &AtomicBool) -> Tally {
         }
     }
     tally
+}
+
+/// Runs `CLIENTS` clients pinging `check` (bodies of `body` bytes) until `kill` returns
+/// (the service is dead then), adds what they sent and what was acknowledged to `seen`, and
+/// answers how many were acknowledged and how many were answered 503 this round.
+fn pings_until_killed(
+    port: u16,
+    check: Uuid,
+    body: usize,
+    seen: (&mut HashSet<Uuid>, &mut HashSet<Uuid>),
+    kill: impl FnOnce(),
+) -> (usize, usize) {
+    let (acked, sent) = seen;
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || client(port, check, body, &stop))
+        })
+        .collect();
+    kill();
+    stop.store(true, Ordering::Relaxed);
+    let mut round_acked = 0;
+    let mut busy = 0;
+    let mut statuses: HashMap<u16, usize> = HashMap::new();
+    for c in clients {
+        let tally = c.join().expect("client thread");
+        round_acked += tally.acked.len();
+        busy += tally.busy;
+        for s in tally.unexpected {
+            *statuses.entry(s).or_default() += 1;
+        }
+        acked.extend(tally.acked);
+        sent.extend(tally.sent);
+    }
+    assert!(statuses.is_empty(), "unexpected ping answers {statuses:?}");
+    (round_acked, busy)
 }
 
 /// The checks made after a restart, as a function of plain data so that its own test below
@@ -265,34 +341,12 @@ fn acknowledged_pings_survive_kill_9_at_several_moments() {
     let mut sent: HashSet<Uuid> = HashSet::new();
     let mut report = Vec::new();
     for (round, delay) in delays.into_iter().enumerate() {
-        let stop = Arc::new(AtomicBool::new(false));
         let port = serve.port;
-        let clients: Vec<_> = (0..CLIENTS)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || client(port, check, &stop))
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(delay));
-        serve.sigkill();
-        stop.store(true, Ordering::Relaxed);
-        let mut round_acked = 0;
-        let mut busy = 0;
-        let mut statuses: HashMap<u16, usize> = HashMap::new();
-        for c in clients {
-            let tally = c.join().expect("client thread");
-            round_acked += tally.acked.len();
-            busy += tally.busy;
-            for s in tally.unexpected {
-                *statuses.entry(s).or_default() += 1;
-            }
-            acked.extend(tally.acked);
-            sent.extend(tally.sent);
-        }
-        assert!(
-            statuses.is_empty(),
-            "round {round}: unexpected ping answers {statuses:?}"
-        );
+        let (round_acked, busy) =
+            pings_until_killed(port, check, 0, (&mut acked, &mut sent), || {
+                std::thread::sleep(Duration::from_millis(delay));
+                serve.sigkill();
+            });
         assert!(
             round_acked > 0,
             "round {round}: no ping was acknowledged in {delay} ms before the kill"
@@ -319,6 +373,79 @@ fn acknowledged_pings_survive_kill_9_at_several_moments() {
         ));
     }
     eprintln!("{}", report.join("\n"));
+}
+
+/// Starts a service that kills itself at `crash_at` (`OVERDUE_CRASH_AT`, see
+/// `src/store/crash_point.rs`).
+fn start_armed(data: &Path, crash_at: &str) -> Serve {
+    let mut serve = Serve::spawn_with_env(
+        data,
+        process::free_port(),
+        &["--ping-log", &PING_LOG.to_string()],
+        &[("OVERDUE_CRASH_AT", crash_at)],
+    );
+    assert!(
+        serve.wait_ready(),
+        "serve did not start\nstderr: {}",
+        serve.stderr()
+    );
+    serve
+}
+
+#[test]
+fn acknowledged_pings_survive_a_crash_at_each_point_of_the_ping_log() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path();
+    let serve = start(data);
+    let key = serve.first_start_key("read-write API key:");
+    let created = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": "crash points"})),
+    );
+    let check: Uuid = created["uuid"]
+        .as_str()
+        .and_then(|u| u.parse().ok())
+        .unwrap_or_else(|| panic!("no uuid in {created}"));
+    drop(serve);
+
+    // (crash point, ping body bytes, what the restart must log). Bodies of 8 KiB fill the
+    // log's 4 MiB (which makes a checkpoint due and the log roll over to a new segment) in
+    // about 500 pings.
+    let rounds = [
+        ("log-append-torn:300", 0, Some("cut short")),
+        ("checkpoint", 8192, Some("redid the pings")),
+        ("checkpoint-committed", 8192, None),
+        ("log-cut", 8192, None),
+    ];
+    let mut acked: HashSet<Uuid> = HashSet::new();
+    let mut sent: HashSet<Uuid> = HashSet::new();
+    for (point, body, logged) in rounds {
+        let serve = start_armed(data, point);
+        let port = serve.port;
+        let (round_acked, _) =
+            pings_until_killed(port, check, body, (&mut acked, &mut sent), || {
+                serve.killed_itself(Duration::from_secs(60));
+            });
+        assert!(round_acked > 0, "{point}: no ping was acknowledged");
+
+        let serve = start(data);
+        let log = serve.stderr();
+        match logged {
+            Some(text) => assert!(log.contains(text), "{point}: no {text:?} in\n{log}"),
+            // Everything the log held was covered: nothing is redone (a second time).
+            None => assert!(!log.contains("redid the pings"), "{point}:\n{log}"),
+        }
+        let (listed, n_pings) = read_back(&serve, &key, check);
+        if let Err(e) = verify(&acked, &sent, &listed, n_pings) {
+            panic!("{point}: {e}");
+        }
+        eprintln!(
+            "{point}: {round_acked} acknowledged, {} stored in all",
+            listed.len()
+        );
+    }
 }
 
 #[test]

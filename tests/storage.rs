@@ -1,9 +1,10 @@
 //! The real binary on a real small filesystem (an ext4 image on a loop device) whose disk
 //! fills up or whose data file is made immutable: pings and API writes answer 503 "storage
-//! unavailable" (pings once the ping log cannot take them or a checkpoint fails), `/api/v3/status/` answers 503 with the cause, `doctor` names it, admin commands
-//! keep working, and once the cause is gone the service takes writes again by itself. Past its
+//! unavailable" (pings once the ping log cannot take them or a checkpoint fails),
+//! `/api/v3/status/` answers 503 with the cause, `doctor` names it, admin commands keep working, and once the cause is gone the service takes writes again by itself. Past its
 //! bound it exits non-zero for its supervisor. In-process on a paused clock: a check whose
-//! deadline passes while writes fail goes down, with its alerts, once they work again.
+//! deadline passes while writes fail goes down, with its alerts, once they work again. Pings
+//! the ping log took while the disk was full survive a kill -9.
 
 use crate::common;
 use crate::process;
@@ -196,6 +197,48 @@ fn an_immutable_data_file_answers_503_with_the_cause_until_chattr_minus_i() {
     assert_eq!(n_pings(&serve, &rw, &uuid), stored_before + accepted);
     assert_eq!(ping(&serve, &uuid, None), (200, json!("OK")));
     assert_eq!(n_pings(&serve, &rw, &uuid), stored_before + accepted + 1);
+}
+
+#[test]
+fn pings_acknowledged_while_the_disk_is_full_survive_kill_9() {
+    let Some(fs) = SmallFs::ext4_or_skip(32, "pings_acknowledged_while_the_disk_is_full") else {
+        return;
+    };
+    let data = fs.root.join("data");
+    let (serve, rw, uuid) = service_with_check(&data, &[]);
+    // The first ping was a flip (new -> up), committed durably; this one opens a log segment.
+    assert_eq!(ping(&serve, &uuid, None).0, 200);
+    let stored_before = n_pings(&serve, &rw, &uuid);
+    let filler = fs.fill();
+    // What the disk still takes goes into the log's zero-filled segment and is acknowledged;
+    // the checkpoint that would move it into the file fails.
+    // A segment is 4 MiB: full after about 460 of these, if the checkpoint has not failed
+    // (and refused the next writes) before.
+    let mut accepted = 0;
+    for _ in 0..1000 {
+        match ping(&serve, &uuid, Some(9000)).0 {
+            200 => accepted += 1,
+            503 => break,
+            other => panic!("a ping on a full disk was answered {other}"),
+        }
+    }
+    assert!(
+        (1..1000).contains(&accepted),
+        "{accepted} pings with 9 kB bodies were acknowledged on a full disk"
+    );
+    assert!(
+        wait_until(RECOVERY, || serve
+            .stderr()
+            .contains("writes to the data file fail")),
+        "{}",
+        serve.stderr()
+    );
+    serve.sigkill();
+
+    SmallFs::free(&filler);
+    let serve = Serve::start(&data);
+    assert_eq!(n_pings(&serve, &rw, &uuid), stored_before + accepted);
+    eprintln!("{accepted} pings acknowledged on the full disk, all kept");
 }
 
 #[test]

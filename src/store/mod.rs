@@ -8,6 +8,7 @@
 
 pub(crate) mod access;
 mod backup;
+mod crash_point;
 pub(crate) mod keys;
 mod ping_log;
 pub(crate) mod records;
@@ -27,6 +28,7 @@ use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
+use crash_point::Point;
 use ping_log::PingLog;
 use records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
@@ -388,6 +390,7 @@ impl Store {
     /// Makes every commit durable in the file (one durable commit) and cuts the ping log
     /// behind it.
     pub(crate) fn checkpoint(&self) -> Result<(), StoreError> {
+        crash_point::reached(Point::Checkpoint);
         let done = self.begin_write().and_then(|mut txn| {
             txn.force_durable();
             txn.commit()

@@ -27,6 +27,8 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::store::crash_point::{self, Point};
+
 /// Name of the log's directory inside the data directory.
 pub(crate) const WAL_DIR: &str = "wal";
 /// Bytes of a segment (a batch larger than this gets a segment of its own size).
@@ -201,14 +203,21 @@ impl Wal {
         // (1 MiB on Linux 6.18's ext4) instead of one page.
         let zeros = [0u8; 4096];
         let mut left = size;
-        while left > 0 {
-            let n = left.min(zeros.len() as u64);
-            // `n` is at most the buffer's length.
-            file.write_all(&zeros[..usize::try_from(n).unwrap_or(zeros.len())])?;
-            left -= n;
+        let made = (|| {
+            while left > 0 {
+                let n = left.min(zeros.len() as u64);
+                // `n` is at most the buffer's length.
+                file.write_all(&zeros[..usize::try_from(n).unwrap_or(zeros.len())])?;
+                left -= n;
+            }
+            file.sync_all()?;
+            sync_dir(&self.dir)
+        })();
+        if let Err(e) = made {
+            // A segment cut short by a full disk would hold the space the next try needs.
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
         }
-        file.sync_all()?;
-        sync_dir(&self.dir)?;
         self.segments.push(Segment { last: None, path });
         self.file = Some(file);
         self.size = size;
@@ -230,6 +239,13 @@ impl Wal {
             return Err(std::io::Error::other("the ping log has no open segment"));
         };
         let offset = self.offset;
+        if crash_point::fires(Point::LogAppendTorn) {
+            // Everything but the second half of the last record.
+            let last = records.last().map_or(0, |(_, p)| HEADER + p.len());
+            file.write_all_at(&bytes[..bytes.len() - last / 2], offset)?;
+            file.sync_data()?;
+            crash_point::die();
+        }
         file.write_all_at(&bytes, offset)?;
         file.sync_data()?;
         self.offset += len;
@@ -276,6 +292,7 @@ impl Wal {
             let covered = segment.last.is_none_or(|last| last < below);
             if i < current && covered {
                 std::fs::remove_file(&segment.path)?;
+                crash_point::reached(Point::LogCut);
                 removed = true;
             } else {
                 kept.push(segment);

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
+use crate::store::crash_point::{self, Point};
 use crate::store::ping_log::{JOURNAL_NEXT, PingLog};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
@@ -36,6 +37,8 @@ pub struct WriteTxn {
     logged: Vec<(u64, Vec<u8>)>,
     /// Set by every write but the journal's: the commit must then be durable by itself.
     durable: Cell<bool>,
+    /// A checkpoint's transaction ([`WriteTxn::force_durable`]).
+    checkpoint: bool,
     log: Arc<PingLog>,
 }
 
@@ -46,6 +49,7 @@ impl WriteTxn {
             journal: Vec::new(),
             logged: Vec::new(),
             durable: Cell::new(false),
+            checkpoint: false,
             log,
         }
     }
@@ -60,6 +64,7 @@ impl WriteTxn {
     /// checkpoint: it makes every earlier commit durable with it).
     pub(crate) fn force_durable(&mut self) {
         self.durable.set(true);
+        self.checkpoint = true;
     }
 
     pub(crate) fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -450,6 +455,9 @@ impl WriteTxn {
                     .insert(JOURNAL_NEXT, mark.to_be_bytes().as_slice())?;
             }
             self.inner.commit()?;
+            if self.checkpoint {
+                crash_point::reached(Point::CheckpointCommitted);
+            }
             self.log.covered(mark);
             return Ok(());
         }
