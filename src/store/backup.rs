@@ -16,6 +16,7 @@ use redb::{
     ReadableMultimapTable, ReadableTable, TableDefinition, TableHandle, Value, WriteTransaction,
 };
 
+use crate::store::ping_log::{FILE_ID, new_file_id};
 use crate::store::{
     API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, FLIPS, JOURNAL, META,
     OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS, SLUG_INDEX, Store,
@@ -153,6 +154,10 @@ impl Store {
             let snapshot = self.db()?.begin_read()?;
             let txn = copy.begin_write()?;
             let counts = copy_all(&snapshot, &txn)?;
+            // The copy is a data file of its own: put back in place of this one, it must not
+            // take in this file's ping log.
+            txn.open_table(META)?
+                .insert(FILE_ID, new_file_id().to_be_bytes().as_slice())?;
             txn.commit()?;
             drop(copy);
             File::open(&tmp)

@@ -137,3 +137,35 @@ fn a_failed_commit_takes_its_records_back_out_of_the_log() {
     // The number the aborted transaction had is not handed out again in this process.
     assert!(store.load().expect("load").next_journal_seq >= 3);
 }
+
+#[test]
+fn a_backup_put_in_place_of_the_file_does_not_take_in_the_old_files_log() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let live = tmp.path().join("live");
+    let store = Store::open(&live).expect("open");
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_project(&project()).expect("project");
+    txn.commit().expect("durable commit");
+    let check = Uuid::from_u128(0x100);
+    let ping_alone = |n: u64| {
+        let mut txn = store.begin_write().expect("begin");
+        txn.put_journal(n, &ping(check, n), b"").expect("journal");
+        txn.commit().expect("commit of pings");
+    };
+    (1..=3).for_each(ping_alone);
+    let backup = tmp.path().join("backup.redb");
+    store.backup(&backup).expect("backup");
+    (4..=5).for_each(ping_alone);
+
+    // The service dies; the backup is restored over the file, the log stays.
+    let restored = tmp.path().join("restored");
+    copy_dir(&live, &restored, true);
+    std::fs::copy(&backup, restored.join("overdue.redb")).expect("restore");
+    let store = Store::open(&restored).expect("open the restored file");
+    assert_eq!(journaled(&store), vec![(1, 1), (2, 2), (3, 3)]);
+    assert_eq!(
+        store.log_segments(),
+        0,
+        "the old file's segments are removed"
+    );
+}

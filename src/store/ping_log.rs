@@ -57,6 +57,35 @@ fn io_error(dir: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// Meta key of the data file's id, which names the log segments that belong to it. A backup
+/// gets an id of its own ([`new_file_id`]).
+pub(crate) const FILE_ID: &str = "file_id";
+
+/// A fresh data file id.
+pub(crate) fn new_file_id() -> u128 {
+    uuid::Uuid::new_v4().as_u128()
+}
+
+/// The data file's id, given one now if it has none (a file from before the log).
+fn file_id(db: &Database) -> Result<u128, StoreError> {
+    let txn = db.begin_read()?;
+    let stored = txn
+        .open_table(META)?
+        .get(FILE_ID)?
+        .and_then(|v| <[u8; 16]>::try_from(v.value()).ok())
+        .map(u128::from_be_bytes);
+    drop(txn);
+    if let Some(id) = stored {
+        return Ok(id);
+    }
+    let id = new_file_id();
+    let txn = db.begin_write()?;
+    txn.open_table(META)?
+        .insert(FILE_ID, id.to_be_bytes().as_slice())?;
+    txn.commit()?;
+    Ok(id)
+}
+
 /// The durable mark stored in the file (0 when none was ever stored).
 fn stored_mark(db: &Database) -> Result<u64, StoreError> {
     let txn = db.begin_read()?;
@@ -107,7 +136,7 @@ impl PingLog {
     /// log holds, and starts the log afresh.
     pub(crate) fn open(data_dir: &Path, db: &Database) -> Result<PingLog, StoreError> {
         let dir = data_dir.join(WAL_DIR);
-        let (wal, records) = Wal::open(&dir).map_err(io_error(&dir))?;
+        let (wal, records) = Wal::open(&dir, file_id(db)?).map_err(io_error(&dir))?;
         let log = PingLog {
             dir,
             wal: Mutex::new(wal),
@@ -122,7 +151,7 @@ impl PingLog {
     /// After the data file was reopened (an I/O error): reads the log again from disk and
     /// redoes it, as at start.
     pub(crate) fn reopen(&self, db: &Database) -> Result<(), StoreError> {
-        let (wal, records) = Wal::open(&self.dir).map_err(io_error(&self.dir))?;
+        let (wal, records) = Wal::open(&self.dir, file_id(db)?).map_err(io_error(&self.dir))?;
         *self.wal.lock().unwrap_or_else(PoisonError::into_inner) = wal;
         self.recover(db, records)
     }

@@ -6,7 +6,9 @@
 //! bytes): what a commit of pings alone adds to the data file. It is a row of segment files
 //! named by the first sequence number they hold. A segment is written full of zeros when it
 //! is made, so an append changes neither its size nor its block map and the sync writes the
-//! appended pages alone. A record is
+//! appended pages alone. A segment's name also carries the id of the data file it belongs to
+//! (`meta` key `file_id`), so the log of a data file that was since replaced by a backup is
+//! never replayed into it. A record is
 //!
 //! ```text
 //! len: u32 LE | crc: u32 LE (CRC-32 of seq and payload) | seq: u64 LE | payload: len bytes
@@ -57,6 +59,8 @@ pub(crate) struct Wal {
     offset: u64,
     /// Bytes appended since [`Wal::take_appended`] was last asked.
     appended: u64,
+    /// The id of the data file this log belongs to (in every segment's name).
+    file_id: u128,
 }
 
 /// Where a batch went, so that a batch whose commit failed can be taken back.
@@ -117,9 +121,16 @@ fn decode(bytes: &[u8]) -> (Vec<Record>, usize) {
     (out, at)
 }
 
-/// `first`'s file name: sorted by name, segments are in log order.
-fn segment_name(first: u64) -> String {
-    format!("{first:020}{SUFFIX}")
+/// The file name of a segment of the data file `file` for records from `first` on: sorted by
+/// name, one file's segments are in log order.
+fn segment_name(first: u64, file: u128) -> String {
+    format!("{first:020}-{file:032x}{SUFFIX}")
+}
+
+/// (first, file id) from a segment's file name.
+fn parse_name(name: &str) -> Option<(u64, u128)> {
+    let (first, file) = name.strip_suffix(SUFFIX)?.split_once('-')?;
+    Some((first.parse().ok()?, u128::from_str_radix(file, 16).ok()?))
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -127,28 +138,39 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 impl Wal {
-    /// Opens the log in `dir` (creating the directory, mode 0700) and reads every record back,
-    /// in log order. Appends go to a new segment (the old ones stay until [`Wal::clear`] or
+    /// Opens the log of the data file whose id is `file` in `dir` (creating the directory,
+    /// mode 0700) and reads every record back, in log order. Segments of another file (the
+    /// data file was replaced by a backup) are not read, only removed with the others by
+    /// [`Wal::clear`]. Appends go to a new segment (the old ones stay until [`Wal::clear`] or
     /// [`Wal::cut`] removes them).
-    pub(crate) fn open(dir: &Path) -> std::io::Result<(Wal, Vec<Record>)> {
+    pub(crate) fn open(dir: &Path, file: u128) -> std::io::Result<(Wal, Vec<Record>)> {
         if !dir.exists() {
             DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         }
         let mut found: Vec<(u64, PathBuf)> = Vec::new();
+        let mut foreign = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
-            let first = path
+            let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(SUFFIX))
-                .and_then(|n| n.parse::<u64>().ok());
-            if let Some(first) = first {
-                found.push((first, path));
+                .and_then(parse_name);
+            match name {
+                Some((first, id)) if id == file => found.push((first, path)),
+                Some(_) => foreign.push(Segment { last: None, path }),
+                None => {}
             }
+        }
+        if !foreign.is_empty() {
+            tracing::warn!(
+                segments = foreign.len(),
+                "the ping log holds segments of another data file (was the file replaced by a \
+                 backup?); they are not replayed and are removed"
+            );
         }
         found.sort();
         let mut records = Vec::new();
-        let mut segments = Vec::with_capacity(found.len());
+        let mut segments = foreign;
         for (_, path) in found {
             let mut bytes = Vec::new();
             File::open(&path)?.read_to_end(&mut bytes)?;
@@ -173,6 +195,7 @@ impl Wal {
             size: 0,
             offset: 0,
             appended: 0,
+            file_id: file,
         };
         Ok((wal, records))
     }
@@ -190,7 +213,7 @@ impl Wal {
     /// zeros and synced (with its directory entry) before anything is appended to it.
     fn start_segment(&mut self, first: u64, need: u64) -> std::io::Result<()> {
         let size = SEGMENT_BYTES.max(need.next_multiple_of(4096));
-        let path = self.dir.join(segment_name(first));
+        let path = self.dir.join(segment_name(first, self.file_id));
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -338,12 +361,12 @@ mod tests {
     fn records_come_back_in_order_after_a_reopen() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(WAL_DIR);
-        let (mut wal, none) = Wal::open(&dir).expect("open");
+        let (mut wal, none) = Wal::open(&dir, 7).expect("open");
         assert!(none.is_empty());
         wal.append(&[rec(1, "a"), rec(2, "bb")]).expect("append");
         wal.append(&[rec(3, "ccc")]).expect("append");
         drop(wal);
-        let (_, back) = Wal::open(&dir).expect("reopen");
+        let (_, back) = Wal::open(&dir, 7).expect("reopen");
         assert_eq!(back, vec![rec(1, "a"), rec(2, "bb"), rec(3, "ccc")]);
         let size = std::fs::metadata(only_segment(&dir)).expect("meta").len();
         assert_eq!(
@@ -356,7 +379,7 @@ mod tests {
     fn a_record_cut_short_or_damaged_ends_the_log_and_is_never_misread() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(WAL_DIR);
-        let (mut wal, _) = Wal::open(&dir).expect("open");
+        let (mut wal, _) = Wal::open(&dir, 7).expect("open");
         wal.append(&[rec(1, "first")]).expect("append");
         let mark = wal.append(&[rec(2, "second record")]).expect("append");
         drop(wal);
@@ -370,20 +393,20 @@ mod tests {
             let mut bytes = whole.clone();
             bytes[cut..end].fill(0);
             std::fs::write(&path, &bytes).expect("write");
-            let (_, back) = Wal::open(&dir).expect("open");
+            let (_, back) = Wal::open(&dir, 7).expect("open");
             assert_eq!(back, vec![rec(1, "first")], "cut at {cut}");
         }
         // A flipped bit in its payload: the checksum refuses it.
         let mut bytes = whole.clone();
         bytes[end - 2] ^= 0x20;
         std::fs::write(&path, &bytes).expect("write");
-        let (_, back) = Wal::open(&dir).expect("open");
+        let (_, back) = Wal::open(&dir, 7).expect("open");
         assert_eq!(back, vec![rec(1, "first")]);
         // A length that runs past the end of the file.
         let mut bytes = whole;
         bytes[start..start + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         std::fs::write(&path, &bytes).expect("write");
-        let (_, back) = Wal::open(&dir).expect("open");
+        let (_, back) = Wal::open(&dir, 7).expect("open");
         assert_eq!(back, vec![rec(1, "first")]);
     }
 
@@ -391,13 +414,13 @@ mod tests {
     fn a_retracted_batch_is_gone_and_the_next_one_takes_its_place() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(WAL_DIR);
-        let (mut wal, _) = Wal::open(&dir).expect("open");
+        let (mut wal, _) = Wal::open(&dir, 7).expect("open");
         wal.append(&[rec(1, "kept")]).expect("append");
         let mark = wal.append(&[rec(2, "failed commit")]).expect("append");
         wal.retract(mark).expect("retract");
         wal.append(&[rec(2, "again")]).expect("append");
         drop(wal);
-        let (_, back) = Wal::open(&dir).expect("reopen");
+        let (_, back) = Wal::open(&dir, 7).expect("reopen");
         assert_eq!(back, vec![rec(1, "kept"), rec(2, "again")]);
     }
 
@@ -405,7 +428,7 @@ mod tests {
     fn full_segments_roll_over_and_cut_removes_only_covered_ones() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(WAL_DIR);
-        let (mut wal, _) = Wal::open(&dir).expect("open");
+        let (mut wal, _) = Wal::open(&dir, 7).expect("open");
         // Three records of just over a third of a segment: the third starts a new one.
         let big = vec![7u8; usize::try_from(SEGMENT_BYTES / 3).expect("small")];
         for seq in 1..=3 {
@@ -421,7 +444,7 @@ mod tests {
         wal.cut(100).expect("cut");
         assert_eq!(wal.segment_count(), 1, "the current one stays");
         drop(wal);
-        let (mut wal, back) = Wal::open(&dir).expect("reopen");
+        let (mut wal, back) = Wal::open(&dir, 7).expect("reopen");
         assert_eq!(back.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [4]);
         wal.clear().expect("clear");
         assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);
