@@ -4,12 +4,14 @@
 //! check at a time and only once the check has gathered [`FOLD_RIPE`] pings (or its oldest is
 //! about to leave the journal's window), so the page writes of a fold are shared by many
 //! pings and no batch carries more than [`FOLD_BUDGET`] of them. Folded entries are deleted
-//! from the journal in ranges, behind the oldest unfolded one. Until a check is folded, memory
-//! is ahead of its record, and start-up replays the journal to catch up (`State::load`).
+//! from the journal in ranges, behind the oldest unfolded one. When pings are few, a
+//! background task ([`run`]) folds the checks whose oldest journaled ping is [`FOLD_AGE`] old.
+//! Until a check is folded, memory is ahead of its record, and start-up replays the journal to
+//! catch up (`State::load`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use uuid::Uuid;
 
@@ -36,6 +38,12 @@ pub(crate) const TRIM_EVERY: u64 = 1024;
 
 /// Pause between the folds that drain the journal when pings are few.
 pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
+
+/// Age after which a quiet check's journaled pings are folded even though it is not ripe: its
+/// record in the file is then at most this far behind memory. Folding sooner would write the
+/// check's pages for every ping or two when pings are few (a ping's durability does not wait
+/// for it: the journal and the ping log hold it).
+pub(crate) const FOLD_AGE: Duration = Duration::from_secs(600);
 
 /// Which journal entries are not folded yet, per check; plain data, kept in `State`.
 #[derive(Debug, Default)]
@@ -120,11 +128,12 @@ impl Unfolded {
         out
     }
 
-    /// The checks holding the oldest entries, at most about `budget` pings in all.
-    pub(crate) fn oldest_checks(&self, budget: usize) -> Vec<Uuid> {
+    /// The checks holding the oldest entries, all of them below `horizon`, at most about
+    /// `budget` pings in all.
+    pub(crate) fn oldest_checks(&self, horizon: u64, budget: usize) -> Vec<Uuid> {
         let mut out = Vec::new();
         let mut pings = 0;
-        for (_, check) in &self.oldest {
+        for (_, check) in self.oldest.iter().take_while(|(seq, _)| *seq < horizon) {
             if pings >= budget {
                 break;
             }
@@ -222,16 +231,47 @@ fn fold_checks(
     Ok(plan.pings())
 }
 
-/// Folds the checks holding the oldest entries, about `budget` pings, and cuts the journal
-/// behind them. Returns how many were folded.
-pub(crate) fn fold_oldest(ctx: &mut WriteCtx<'_>, budget: usize) -> Result<usize, ServiceError> {
-    let checks = ctx.state.unfolded().oldest_checks(budget);
+/// Folds the checks holding the oldest entries below `horizon`, about `budget` pings, and
+/// cuts the journal behind them. Returns how many were folded.
+pub(crate) fn fold_oldest(
+    ctx: &mut WriteCtx<'_>,
+    horizon: u64,
+    budget: usize,
+) -> Result<usize, ServiceError> {
+    let checks = ctx.state.unfolded().oldest_checks(horizon, budget);
     fold_checks(ctx, &checks, true)
 }
 
 /// Folds the whole journal within the caller's transaction.
 pub(crate) fn fold(ctx: &mut WriteCtx<'_>) -> Result<(), ServiceError> {
-    fold_oldest(ctx, usize::MAX).map(|_| ())
+    fold_oldest(ctx, u64::MAX, usize::MAX).map(|_| ())
+}
+
+/// Which journal entries are [`FOLD_AGE`] old: the background fold's clock. It notes the next
+/// sequence number once per tick; the newest note that has reached the age is the horizon
+/// below which entries are old enough to fold. Plain data: `now` comes from the caller.
+#[derive(Debug, Default)]
+pub(crate) struct FoldClock {
+    notes: std::collections::VecDeque<(Instant, u64)>,
+    horizon: u64,
+}
+
+impl FoldClock {
+    /// Notes `next_seq` at `now` and answers the horizon: every entry numbered below it was
+    /// journaled at least [`FOLD_AGE`] before `now`.
+    pub(crate) fn tick(&mut self, now: Instant, next_seq: u64) -> u64 {
+        if self.notes.back().is_none_or(|(_, seq)| *seq != next_seq) {
+            self.notes.push_back((now, next_seq));
+        }
+        while let Some(&(at, seq)) = self.notes.front() {
+            if now.saturating_duration_since(at) < FOLD_AGE {
+                break;
+            }
+            self.horizon = self.horizon.max(seq);
+            self.notes.pop_front();
+        }
+        self.horizon
+    }
 }
 
 /// Folds `check`'s journaled pings (before reading or pruning them).
@@ -267,13 +307,23 @@ impl Service {
 /// Drains the journal while pings are few (under load the writer's batches fold it); spawn it
 /// next to the server.
 pub(crate) async fn run(service: Arc<Service>) {
+    let mut clock = FoldClock::default();
     loop {
         tokio::time::sleep(FOLD_EVERY).await;
+        let (empty, next_seq) = service.read(|s| (s.unfolded().is_empty(), s.next_journal_seq()));
+        let horizon = clock.tick(tokio::time::Instant::now().into_std(), next_seq);
         // While the file refuses writes the writer has said why; a failure a second adds nothing.
-        if service.storage_health().is_failing() || service.read(|s| s.unfolded().is_empty()) {
+        if service.storage_health().is_failing() || empty {
             continue;
         }
-        if let Err(e) = service.write(|ctx| fold_oldest(ctx, FOLD_BUDGET)).await {
+        let old_enough = service.read(|s| !s.unfolded().oldest_checks(horizon, 1).is_empty());
+        if !old_enough {
+            continue;
+        }
+        if let Err(e) = service
+            .write(move |ctx| fold_oldest(ctx, horizon, FOLD_BUDGET))
+            .await
+        {
             tracing::warn!("folding the ping journal failed: {e}");
         }
     }
@@ -342,14 +392,45 @@ mod tests {
     }
 
     #[test]
+    fn the_fold_clock_answers_what_was_journaled_fold_age_ago() {
+        let t0 = Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        let mut clock = FoldClock::default();
+        assert_eq!(clock.tick(at(0), 10), 0);
+        assert_eq!(clock.tick(at(1), 25), 0);
+        // Quiet ticks add no note.
+        assert_eq!(clock.tick(at(2), 25), 0);
+        let age = FOLD_AGE.as_secs();
+        assert_eq!(clock.tick(at(age - 1), 40), 0);
+        assert_eq!(clock.tick(at(age), 41), 10);
+        assert_eq!(clock.tick(at(age + 1), 41), 25);
+        assert_eq!(clock.tick(at(age + 2), 41), 25);
+        // Never moves back, and catches up after a long pause.
+        assert_eq!(clock.tick(at(10 * age), 50), 41);
+    }
+
+    #[test]
+    fn oldest_checks_stop_at_the_horizon() {
+        let mut u = Unfolded::starting_at(1);
+        u.push(check(1), 5);
+        u.push(check(2), 3);
+        u.push(check(3), 9);
+        assert!(u.oldest_checks(3, usize::MAX).is_empty());
+        assert_eq!(u.oldest_checks(6, usize::MAX), [check(2), check(1)]);
+    }
+
+    #[test]
     fn oldest_checks_respect_the_budget() {
         let mut u = Unfolded::starting_at(1);
         u.push(check(2), 1);
         u.push(check(2), 2);
         u.push(check(1), 3);
         u.push(check(3), 4);
-        assert_eq!(u.oldest_checks(1), [check(2)]);
-        assert_eq!(u.oldest_checks(3), [check(2), check(1)]);
-        assert_eq!(u.oldest_checks(usize::MAX), [check(2), check(1), check(3)]);
+        assert_eq!(u.oldest_checks(u64::MAX, 1), [check(2)]);
+        assert_eq!(u.oldest_checks(u64::MAX, 3), [check(2), check(1)]);
+        assert_eq!(
+            u.oldest_checks(u64::MAX, usize::MAX),
+            [check(2), check(1), check(3)]
+        );
     }
 }
