@@ -432,10 +432,11 @@ fn acknowledged_pings_survive_a_crash_at_each_point_of_the_ping_log() {
 
         let serve = start(data);
         let log = serve.stderr();
-        match logged {
-            Some(text) => assert!(log.contains(text), "{point}: no {text:?} in\n{log}"),
-            // Everything the log held was covered: nothing is redone (a second time).
-            None => assert!(!log.contains("redid the pings"), "{point}:\n{log}"),
+        // After the checkpoint committed, only pings acknowledged beside it (batches of pings
+        // go on while it commits) are redone; one redone twice would show as a repeated or
+        // skipped number below.
+        if let Some(text) = logged {
+            assert!(log.contains(text), "{point}: no {text:?} in\n{log}");
         }
         let (listed, n_pings) = read_back(&serve, &key, check);
         if let Err(e) = verify(&acked, &sent, &listed, n_pings) {

@@ -150,6 +150,8 @@ impl Store {
             .open(&tmp)
             .map_err(io(&tmp))?;
         let result = (|| {
+            // Acknowledged pings still queued go into the file first: the copy is read from it.
+            self.apply_queued()?;
             let copy = Database::builder().create(&tmp)?;
             let snapshot = self.db()?.begin_read()?;
             let txn = copy.begin_write()?;

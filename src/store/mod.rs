@@ -211,6 +211,16 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Lowers the calling thread's scheduling priority (nice 10): for the store's background
+/// work (a checkpoint, the next ping log segment), which on a small machine would otherwise
+/// take the CPU from the threads that answer pings. Linux applies nice per thread.
+pub(crate) fn background_priority() {
+    let tid = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(tid), 10) {
+        tracing::debug!("cannot lower a background thread's priority: {e}");
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {
         path: path.to_path_buf(),
@@ -326,6 +336,7 @@ impl Store {
         &self,
         on_check: &mut dyn FnMut(Check),
     ) -> Result<Snapshot, StoreError> {
+        self.apply_queued()?;
         let txn = self.db()?.begin_read()?;
         let mut snap = Snapshot::default();
         for entry in txn.open_table(PROJECTS)?.iter()? {
@@ -391,14 +402,33 @@ impl Store {
     /// behind it.
     pub(crate) fn checkpoint(&self) -> Result<(), StoreError> {
         crash_point::reached(Point::Checkpoint);
+        self.log.set_checkpointing(true);
         let done = self.begin_write().and_then(|mut txn| {
             txn.force_durable();
             txn.commit()
         });
+        self.log.set_checkpointing(false);
         if done.is_err() {
             self.log.retry_later();
         }
         done
+    }
+
+    /// Whether a checkpoint is committing right now (a write that opens the file waits for
+    /// it; one that can wait, like a fold, should).
+    pub(crate) fn checkpointing(&self) -> bool {
+        self.log.checkpointing()
+    }
+
+    /// Puts the queued records of acknowledged pings in the journal table (without a sync:
+    /// the log holds them), so that reads of the file see every acknowledged ping.
+    fn apply_queued(&self) -> Result<(), StoreError> {
+        if self.log.queued_len() == 0 {
+            return Ok(());
+        }
+        let mut txn = self.begin_write()?;
+        txn.open_file()?;
+        txn.commit()
     }
 
     /// How many segment files the ping log has.
@@ -409,7 +439,7 @@ impl Store {
 
     /// Starts the write transaction of one batch. Blocks while another is open.
     pub(crate) fn begin_write(&self) -> Result<WriteTxn, StoreError> {
-        Ok(WriteTxn::new(self.db()?.begin_write()?, self.log.clone()))
+        Ok(WriteTxn::new(self.db()?, self.log.clone()))
     }
 
     /// The newest `limit` pings of a check, newest first.
@@ -547,7 +577,7 @@ impl Store {
     /// How many entries the journal holds (folded or not).
     pub(crate) fn journal_len(&self) -> Result<u64, StoreError> {
         let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(JOURNAL)?.len()?)
+        Ok(txn.open_table(JOURNAL)?.len()? + self.log.queued_len() as u64)
     }
 
     /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges

@@ -14,7 +14,7 @@
 //! soon as [`CHECKPOINT_BYTES`] were appended: no timer runs while nothing waits.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,16 @@ pub(crate) struct PingLog {
     next_seq: AtomicU64,
     /// `journal_next` as the last durable commit stored it.
     durable_mark: AtomicU64,
+    /// One past the highest journal entry a commit put in the file (durable or not).
+    file_next: AtomicU64,
     pending: Mutex<Pending>,
+    /// Journal records of batches of pings alone, synced to the log and acknowledged, that
+    /// no transaction has put in the journal table yet: the next write transaction that
+    /// opens the file takes them first ([`PingLog::take_queued`]), in order.
+    queued: Mutex<Vec<Record>>,
+    /// A checkpoint is committing (on a thread of its own): batches that would need the file
+    /// for no good reason (a fold) wait for the next one.
+    checkpointing: AtomicBool,
 }
 
 fn io_error(dir: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -142,7 +151,10 @@ impl PingLog {
             wal: Mutex::new(wal),
             next_seq: AtomicU64::new(0),
             durable_mark: AtomicU64::new(0),
+            file_next: AtomicU64::new(0),
             pending: Mutex::new(Pending::default()),
+            queued: Mutex::new(Vec::new()),
+            checkpointing: AtomicBool::new(false),
         };
         log.recover(db, records)?;
         Ok(log)
@@ -171,8 +183,66 @@ impl PingLog {
         wal.clear().map_err(io_error(&self.dir))?;
         self.next_seq.fetch_max(mark, Ordering::AcqRel);
         self.durable_mark.store(mark, Ordering::Release);
+        self.file_next.store(mark, Ordering::Release);
         *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Pending::default();
+        // What waited was in the log, and is in the journal table now.
+        self.queued
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         Ok(())
+    }
+
+    /// Queues the records of a batch of pings alone, synced to the log, for the next
+    /// transaction that opens the file.
+    pub(crate) fn queue(&self, records: Vec<Record>) {
+        self.queued
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(records);
+        self.pending();
+    }
+
+    /// Takes every queued record (a write transaction puts them in the journal table).
+    pub(crate) fn take_queued(&self) -> Vec<Record> {
+        std::mem::take(&mut *self.queued.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Puts records taken by a transaction that did not commit back in front of the queue.
+    pub(crate) fn requeue(&self, mut records: Vec<Record>) {
+        if records.is_empty() {
+            return;
+        }
+        let mut queued = self.queued.lock().unwrap_or_else(PoisonError::into_inner);
+        records.append(&mut queued);
+        *queued = records;
+    }
+
+    /// Queued records not in the journal table yet.
+    pub(crate) fn queued_len(&self) -> usize {
+        self.queued
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// One past the highest journal entry a commit put in the file.
+    pub(crate) fn file_next(&self) -> u64 {
+        self.file_next.load(Ordering::Acquire)
+    }
+
+    /// A commit put the journal entries below `next` in the file.
+    pub(crate) fn in_file(&self, next: u64) {
+        self.file_next.fetch_max(next, Ordering::AcqRel);
+    }
+
+    /// Marks a checkpoint as committing (true) or done.
+    pub(crate) fn set_checkpointing(&self, on: bool) {
+        self.checkpointing.store(on, Ordering::Release);
+    }
+
+    pub(crate) fn checkpointing(&self) -> bool {
+        self.checkpointing.load(Ordering::Acquire)
     }
 
     /// Notes a journal sequence number handed to a transaction.
@@ -219,10 +289,18 @@ impl PingLog {
         pending.since.get_or_insert_with(Instant::now);
     }
 
-    /// A durable commit stored `mark`: nothing waits, and the log's segments below it go.
+    /// A durable commit stored `mark`: the log's segments below it go, and unless records
+    /// were queued meanwhile (by batches that went on during a checkpoint), nothing waits.
     pub(crate) fn covered(&self, mark: u64) {
         self.durable_mark.store(mark, Ordering::Release);
-        *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Pending::default();
+        self.in_file(mark);
+        let more = self.queued_len() > 0;
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        *pending = Pending::default();
+        if more {
+            pending.since = Some(Instant::now());
+        }
+        drop(pending);
         let mut wal = self.wal.lock().unwrap_or_else(PoisonError::into_inner);
         // Left in place, a segment is only read (and skipped) at the next start.
         if let Err(e) = wal.cut(mark) {

@@ -4,9 +4,10 @@
 //!
 //! The log holds ping journal entries only (their sequence number and the journal record's
 //! bytes): what a commit of pings alone adds to the data file. It is a row of segment files
-//! named by the first sequence number they hold. A segment is written full of zeros when it
-//! is made, so an append changes neither its size nor its block map and the sync writes the
-//! appended pages alone. A segment's name also carries the id of the data file it belongs to
+//! named by their index. A segment is written full of zeros (and synced) before it is used,
+//! on a thread of its own while the one before fills, so an append changes neither its size
+//! nor its block map, the sync writes the appended pages alone, and no ping waits for a new
+//! segment to be written. A segment's name also carries the id of the data file it belongs to
 //! (`meta` key `file_id`), so the log of a data file that was since replaced by a backup is
 //! never replayed into it. A record is
 //!
@@ -39,8 +40,7 @@ pub(crate) const SEGMENT_BYTES: u64 = 4 << 20;
 const HEADER: usize = 16;
 const SUFFIX: &str = ".wal";
 
-/// One segment file (named by the first sequence number it was made for) and the highest
-/// sequence number it holds.
+/// One segment file and the highest sequence number it holds.
 #[derive(Debug)]
 struct Segment {
     last: Option<u64>,
@@ -61,6 +61,9 @@ pub(crate) struct Wal {
     appended: u64,
     /// The id of the data file this log belongs to (in every segment's name).
     file_id: u128,
+    /// The index the next segment's name gets.
+    next_index: u64,
+    spare: Option<Spare>,
 }
 
 /// Where a batch went, so that a batch whose commit failed can be taken back.
@@ -121,17 +124,53 @@ fn decode(bytes: &[u8]) -> (Vec<Record>, usize) {
     (out, at)
 }
 
-/// The file name of a segment of the data file `file` for records from `first` on: sorted by
-/// name, one file's segments are in log order.
-fn segment_name(first: u64, file: u128) -> String {
-    format!("{first:020}-{file:032x}{SUFFIX}")
+/// The file name of the `index`th segment of the data file `file`: sorted by name, one
+/// file's segments are in log order.
+fn segment_name(index: u64, file: u128) -> String {
+    format!("{index:020}-{file:032x}{SUFFIX}")
 }
 
-/// (first, file id) from a segment's file name.
+/// (index, file id) from a segment's file name.
 fn parse_name(name: &str) -> Option<(u64, u128)> {
-    let (first, file) = name.strip_suffix(SUFFIX)?.split_once('-')?;
-    Some((first.parse().ok()?, u128::from_str_radix(file, 16).ok()?))
+    let (index, file) = name.strip_suffix(SUFFIX)?.split_once('-')?;
+    Some((index.parse().ok()?, u128::from_str_radix(file, 16).ok()?))
 }
+
+/// Makes the segment file `path` of `size` bytes, written with zeros and synced with its
+/// directory entry, so that nothing but the appended pages changes when it is appended to.
+/// A page at a time: written in larger pieces, the page cache may hold the file in large
+/// folios, and an append would then dirty (and its sync write) a whole folio (1 MiB on Linux
+/// 6.18's ext4) instead of one page.
+fn make_segment(dir: &Path, path: &Path, size: u64) -> std::io::Result<File> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    let zeros = [0u8; 4096];
+    let mut left = size;
+    let made = (|| {
+        while left > 0 {
+            let n = left.min(zeros.len() as u64);
+            // `n` is at most the buffer's length.
+            file.write_all(&zeros[..usize::try_from(n).unwrap_or(zeros.len())])?;
+            left -= n;
+        }
+        file.sync_all()?;
+        sync_dir(dir)
+    })();
+    if let Err(e) = made {
+        // A segment cut short by a full disk would hold the space the next try needs.
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(file)
+}
+
+/// The next segment, being made on a thread of its own while the current one fills.
+type Spare = std::thread::JoinHandle<std::io::Result<(File, PathBuf)>>;
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
@@ -149,6 +188,7 @@ impl Wal {
         }
         let mut found: Vec<(u64, PathBuf)> = Vec::new();
         let mut foreign = Vec::new();
+        let mut next_index = 0;
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             let name = path
@@ -156,7 +196,10 @@ impl Wal {
                 .and_then(|n| n.to_str())
                 .and_then(parse_name);
             match name {
-                Some((first, id)) if id == file => found.push((first, path)),
+                Some((index, id)) if id == file => {
+                    next_index = next_index.max(index + 1);
+                    found.push((index, path));
+                }
                 Some(_) => foreign.push(Segment { last: None, path }),
                 None => {}
             }
@@ -196,6 +239,8 @@ impl Wal {
             offset: 0,
             appended: 0,
             file_id: file,
+            next_index,
+            spare: None,
         };
         Ok((wal, records))
     }
@@ -203,48 +248,58 @@ impl Wal {
     /// Removes every segment (their records are in the data file, durably).
     pub(crate) fn clear(&mut self) -> std::io::Result<()> {
         self.file = None;
+        if let Some(Ok((_, path))) = self.spare.take().and_then(|s| s.join().ok()) {
+            self.segments.push(Segment { last: None, path });
+        }
         for segment in self.segments.drain(..) {
             std::fs::remove_file(&segment.path)?;
         }
         sync_dir(&self.dir)
     }
 
-    /// A new segment for records from `first` on, of at least `need` bytes, written with
-    /// zeros and synced (with its directory entry) before anything is appended to it.
-    fn start_segment(&mut self, first: u64, need: u64) -> std::io::Result<()> {
-        let size = SEGMENT_BYTES.max(need.next_multiple_of(4096));
-        let path = self.dir.join(segment_name(first, self.file_id));
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&path)?;
-        // A page at a time: written in larger pieces, the page cache may hold the file in
-        // large folios, and an append would then dirty (and the sync write) a whole folio
-        // (1 MiB on Linux 6.18's ext4) instead of one page.
-        let zeros = [0u8; 4096];
-        let mut left = size;
-        let made = (|| {
-            while left > 0 {
-                let n = left.min(zeros.len() as u64);
-                // `n` is at most the buffer's length.
-                file.write_all(&zeros[..usize::try_from(n).unwrap_or(zeros.len())])?;
-                left -= n;
+    /// A new segment of at least `need` bytes to append to: the spare made beside the last
+    /// one when it fits (the ping that fills a segment does not wait for the next one to be
+    /// written), otherwise one made now. Then the next spare is started.
+    fn start_segment(&mut self, need: u64) -> std::io::Result<()> {
+        let spare = match self.spare.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(Ok(spare))) if need <= SEGMENT_BYTES => Some(spare),
+            Some(Ok(Ok((_, path)))) => {
+                // Too small for this batch: an empty segment, removed with the others.
+                self.segments.push(Segment { last: None, path });
+                None
             }
-            file.sync_all()?;
-            sync_dir(&self.dir)
-        })();
-        if let Err(e) = made {
-            // A segment cut short by a full disk would hold the space the next try needs.
-            let _ = std::fs::remove_file(&path);
-            return Err(e);
-        }
+            // Failed (a full disk): made again now, and that error is the answer.
+            _ => None,
+        };
+        let (file, path, size) = if let Some((file, path)) = spare {
+            (file, path, SEGMENT_BYTES)
+        } else {
+            let started = std::time::Instant::now();
+            let size = SEGMENT_BYTES.max(need.next_multiple_of(4096));
+            let path = self.dir.join(segment_name(self.next_index, self.file_id));
+            self.next_index += 1;
+            let file = make_segment(&self.dir, &path, size)?;
+            tracing::debug!(
+                ms = started.elapsed().as_secs_f64() * 1000.0,
+                "made a ping log segment while a batch waited"
+            );
+            (file, path, size)
+        };
         self.segments.push(Segment { last: None, path });
         self.file = Some(file);
         self.size = size;
         self.offset = 0;
+        let dir = self.dir.clone();
+        let path = dir.join(segment_name(self.next_index, self.file_id));
+        self.next_index += 1;
+        self.spare = std::thread::Builder::new()
+            .name("ping-log-segment".into())
+            .spawn(move || {
+                crate::store::background_priority();
+                make_segment(&dir, &path, SEGMENT_BYTES).map(|file| (file, path))
+            })
+            .map_err(|e| tracing::warn!("cannot start making the next ping log segment: {e}"))
+            .ok();
         Ok(())
     }
 
@@ -253,9 +308,8 @@ impl Wal {
     pub(crate) fn append(&mut self, records: &[(u64, Vec<u8>)]) -> std::io::Result<Mark> {
         let bytes = encode(records);
         let len = bytes.len() as u64;
-        let first = records.first().map_or(0, |(s, _)| *s);
         if self.file.is_none() || self.offset + len > self.size {
-            self.start_segment(first, len)?;
+            self.start_segment(len)?;
         }
         let segment = self.segments.len() - 1;
         let Some(file) = self.file.as_ref() else {
@@ -340,6 +394,15 @@ impl Wal {
     }
 }
 
+impl Drop for Wal {
+    /// Waits for a spare being made, so that no file appears in the directory afterwards.
+    fn drop(&mut self) {
+        if let Some(spare) = self.spare.take() {
+            let _ = spare.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,12 +411,14 @@ mod tests {
         (seq, text.as_bytes().to_vec())
     }
 
-    fn only_segment(dir: &Path) -> PathBuf {
+    /// The segment appended to (the other file is the spare made beside it).
+    fn first_segment(dir: &Path) -> PathBuf {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .expect("dir")
             .map(|e| e.expect("entry").path())
             .collect();
-        assert_eq!(files.len(), 1, "{files:?}");
+        files.sort();
+        assert_eq!(files.len(), 2, "{files:?}");
         files.remove(0)
     }
 
@@ -368,7 +433,7 @@ mod tests {
         drop(wal);
         let (_, back) = Wal::open(&dir, 7).expect("reopen");
         assert_eq!(back, vec![rec(1, "a"), rec(2, "bb"), rec(3, "ccc")]);
-        let size = std::fs::metadata(only_segment(&dir)).expect("meta").len();
+        let size = std::fs::metadata(first_segment(&dir)).expect("meta").len();
         assert_eq!(
             size, SEGMENT_BYTES,
             "made full size, so appends do not grow it"
@@ -383,7 +448,7 @@ mod tests {
         wal.append(&[rec(1, "first")]).expect("append");
         let mark = wal.append(&[rec(2, "second record")]).expect("append");
         drop(wal);
-        let path = only_segment(&dir);
+        let path = first_segment(&dir);
         let whole = std::fs::read(&path).expect("read");
         let start = usize::try_from(mark.offset).expect("small");
         let end = start + HEADER + "second record".len();
@@ -438,9 +503,14 @@ mod tests {
         // A batch bigger than a segment gets a segment of its own size.
         let huge = vec![1u8; usize::try_from(SEGMENT_BYTES + 10).expect("small")];
         wal.append(&[(4, huge)]).expect("append");
-        assert_eq!(wal.segment_count(), 3);
+        // The spare made for it was too small: it stays, empty, until a cut.
+        assert_eq!(wal.segment_count(), 4);
         wal.cut(3).expect("cut");
-        assert_eq!(wal.segment_count(), 2, "the first held 1 and 2 only");
+        assert_eq!(
+            wal.segment_count(),
+            2,
+            "the first held 1 and 2 only, the spare nothing"
+        );
         wal.cut(100).expect("cut");
         assert_eq!(wal.segment_count(), 1, "the current one stays");
         drop(wal);

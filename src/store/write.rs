@@ -7,7 +7,6 @@
 //! commits without a sync ([`WriteTxn::commit`]). Every other transaction commits durably, as
 //! does a checkpoint, which makes every earlier commit durable too (docs/design.md).
 
-use std::cell::Cell;
 use std::sync::Arc;
 
 use redb::{Durability, ReadableTable};
@@ -27,54 +26,99 @@ use crate::store::{
     SLUG_INDEX, StoreError, keys,
 };
 
+/// Queued records after which a batch of pings alone opens the file to put them in.
+const APPLY_QUEUED_AT: usize = 2048;
+
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
+///
+/// The file's own write transaction is opened only when something needs the file: a batch
+/// of pings alone never opens it (its records go to the ping log and the queue, see
+/// [`WriteTxn::commit`]), so it never waits for a checkpoint committing beside it. The first
+/// transaction that opens the file puts the queued records in the journal table before
+/// anything else.
 pub struct WriteTxn {
-    inner: redb::WriteTransaction,
+    db: Arc<redb::Database>,
+    inner: Option<redb::WriteTransaction>,
+    /// Queued records this transaction put in the journal table: back to the queue if it
+    /// does not commit.
+    taken: Vec<(u64, Vec<u8>)>,
+    /// One past the highest journal entry this transaction put in the file.
+    file_next: u64,
     /// Journal records of this transaction not inserted yet: they go in together, through
     /// one opened table, before anything reads the journal and at commit.
     journal: Vec<(u64, Vec<u8>)>,
-    /// Every journal record this transaction inserted, for the ping log.
+    /// Every journal record of this transaction inserted into the table, for the ping log.
     logged: Vec<(u64, Vec<u8>)>,
     /// Set by every write but the journal's: the commit must then be durable by itself.
-    durable: Cell<bool>,
+    durable: bool,
     /// A checkpoint's transaction ([`WriteTxn::force_durable`]).
     checkpoint: bool,
     log: Arc<PingLog>,
 }
 
 impl WriteTxn {
-    pub(super) fn new(inner: redb::WriteTransaction, log: Arc<PingLog>) -> WriteTxn {
+    pub(super) fn new(db: Arc<redb::Database>, log: Arc<PingLog>) -> WriteTxn {
         WriteTxn {
-            inner,
+            db,
+            inner: None,
+            taken: Vec::new(),
+            file_next: 0,
             journal: Vec::new(),
             logged: Vec::new(),
-            durable: Cell::new(false),
+            durable: false,
             checkpoint: false,
             log,
         }
     }
 
-    /// The transaction, for a write that the ping log does not cover: the commit is durable.
-    fn tables(&self) -> &redb::WriteTransaction {
-        self.durable.set(true);
-        &self.inner
+    /// The file's transaction, opened (and the queued records put in) on first use.
+    fn file(&mut self) -> Result<&redb::WriteTransaction, StoreError> {
+        if self.inner.is_none() {
+            let txn = self.db.begin_write()?;
+            let queued = self.log.take_queued();
+            // Held before anything can fail, so a failure puts them back.
+            self.taken = queued;
+            {
+                let mut table = txn.open_table(JOURNAL)?;
+                for (seq, bytes) in &self.taken {
+                    table.insert(*seq, bytes.as_slice())?;
+                    self.file_next = self.file_next.max(seq + 1);
+                }
+            }
+            self.inner = Some(txn);
+        }
+        self.inner
+            .as_ref()
+            .ok_or_else(|| StoreError::Corrupt("the write transaction is gone".into()))
+    }
+
+    /// Opens the file's transaction now (which puts the queued records in the journal table).
+    pub(crate) fn open_file(&mut self) -> Result<(), StoreError> {
+        self.file().map(|_| ())
+    }
+
+    /// The file's transaction, for a write that the ping log does not cover: the commit is
+    /// durable.
+    fn tables(&mut self) -> Result<&redb::WriteTransaction, StoreError> {
+        self.durable = true;
+        self.file()
     }
 
     /// Makes the commit durable by itself even if it wrote nothing but journal entries (a
     /// checkpoint: it makes every earlier commit durable with it).
     pub(crate) fn force_durable(&mut self) {
-        self.durable.set(true);
+        self.durable = true;
         self.checkpoint = true;
     }
 
     pub(crate) fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.tables().open_table(META)?.insert(key, value)?;
+        self.tables()?.open_table(META)?.insert(key, value)?;
         Ok(())
     }
 
     pub(crate) fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
         let bytes = encode_project(project)?;
-        self.tables()
+        self.tables()?
             .open_table(PROJECTS)?
             .insert(project.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
@@ -82,7 +126,7 @@ impl WriteTxn {
 
     /// Removes a project record. The caller removes its checks, channels and keys first.
     pub(crate) fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(PROJECTS)?
             .remove(project.as_u128())?;
         Ok(())
@@ -92,7 +136,7 @@ impl WriteTxn {
         let id = keys::api_key_id(&key.id)
             .ok_or_else(|| StoreError::Corrupt(format!("bad api key id {:?}", key.id)))?;
         let bytes = encode(&ApiKeyRecord::from(key))?;
-        self.tables()
+        self.tables()?
             .open_table(API_KEYS)?
             .insert(id, bytes.as_slice())?;
         Ok(())
@@ -100,7 +144,7 @@ impl WriteTxn {
 
     pub(crate) fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
         if let Some(id) = keys::api_key_id(id) {
-            self.tables().open_table(API_KEYS)?.remove(id)?;
+            self.tables()?.open_table(API_KEYS)?.remove(id)?;
         }
         Ok(())
     }
@@ -108,7 +152,7 @@ impl WriteTxn {
     /// Writes a dashboard session under its id (SHA-256 of its token).
     pub fn put_session(&mut self, id: &[u8; 32], session: &Session) -> Result<(), StoreError> {
         let bytes = encode(&SessionRecord::from(session))?;
-        self.tables()
+        self.tables()?
             .open_table(SESSIONS)?
             .insert(id, bytes.as_slice())?;
         Ok(())
@@ -116,7 +160,7 @@ impl WriteTxn {
 
     /// Removes a dashboard session; removing one that is not there is no error.
     pub fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
-        self.tables().open_table(SESSIONS)?.remove(id)?;
+        self.tables()?.open_table(SESSIONS)?.remove(id)?;
         Ok(())
     }
 
@@ -124,15 +168,15 @@ impl WriteTxn {
     /// so the slug index follows (and a new check's badge key is indexed).
     pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
         let bytes = crate::store::records::encode_check(check)?;
-        self.tables()
+        self.tables()?
             .open_table(CHECKS)?
             .insert(check.uuid.as_u128(), bytes.as_slice())?;
         if old_slug.is_none() {
-            let mut badges = self.tables().open_table(BADGE_KEYS)?;
+            let mut badges = self.tables()?.open_table(BADGE_KEYS)?;
             badges.insert(check.badge_key.as_u128(), check.uuid.as_u128())?;
         }
         if old_slug != Some(check.slug.as_str()) {
-            let mut index = self.tables().open_multimap_table(SLUG_INDEX)?;
+            let mut index = self.tables()?.open_multimap_table(SLUG_INDEX)?;
             if let Some(old) = old_slug {
                 index.remove(keys::slug_key(check.project, old), check.uuid.as_u128())?;
             }
@@ -148,7 +192,7 @@ impl WriteTxn {
     /// holds (same slug, same badge key), so the ping log covers it like the fold itself.
     pub(crate) fn put_folded_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let bytes = crate::store::records::encode_check(check)?;
-        self.inner
+        self.file()?
             .open_table(CHECKS)?
             .insert(check.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
@@ -158,7 +202,7 @@ impl WriteTxn {
     pub(crate) fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
         // A read: it does not make the commit durable.
         Ok(self
-            .inner
+            .file()?
             .open_table(BADGE_KEYS)?
             .get(badge.as_u128())?
             .map(|v| Uuid::from_u128(v.value())))
@@ -167,21 +211,21 @@ impl WriteTxn {
     /// Deletes a check with its pings, bodies, flips, links and slug index entry.
     pub(crate) fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let id = check.uuid;
-        self.tables().open_table(CHECKS)?.remove(id.as_u128())?;
-        self.tables()
+        self.tables()?.open_table(CHECKS)?.remove(id.as_u128())?;
+        self.tables()?
             .open_table(BADGE_KEYS)?
             .remove(check.badge_key.as_u128())?;
-        self.tables()
+        self.tables()?
             .open_multimap_table(SLUG_INDEX)?
             .remove(keys::slug_key(check.project, &check.slug), id.as_u128())?;
         let (lo, hi) = keys::check_range24(id);
         for table in [PINGS, PING_BODIES, FLIPS] {
-            self.tables()
+            self.tables()?
                 .open_table(table)?
                 .retain_in(lo..=hi, |_, _| false)?;
         }
         let (lo, hi) = keys::check_range32(id);
-        self.tables()
+        self.tables()?
             .open_table(CHECK_CHANNELS)?
             .retain_in(lo..=hi, |_, ()| false)?;
         Ok(())
@@ -189,7 +233,7 @@ impl WriteTxn {
 
     /// Replaces a check's channel links with `channels`.
     pub(crate) fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
-        let mut table = self.tables().open_table(CHECK_CHANNELS)?;
+        let mut table = self.tables()?.open_table(CHECK_CHANNELS)?;
         let (lo, hi) = keys::check_range32(check);
         table.retain_in(lo..=hi, |_, ()| false)?;
         for channel in channels {
@@ -200,7 +244,7 @@ impl WriteTxn {
 
     /// Adds one link (used when a new channel is assigned to existing checks).
     pub(crate) fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(CHECK_CHANNELS)?
             .insert(keys::link_key(check, channel), ())?;
         Ok(())
@@ -208,7 +252,7 @@ impl WriteTxn {
 
     /// Removes one link (used when a channel is deleted).
     pub(crate) fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(CHECK_CHANNELS)?
             .remove(keys::link_key(check, channel))?;
         Ok(())
@@ -216,7 +260,7 @@ impl WriteTxn {
 
     pub(crate) fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
         let bytes = encode(&ChannelRecord::from(channel))?;
-        self.tables()
+        self.tables()?
             .open_table(CHANNELS)?
             .insert(channel.uuid.as_u128(), bytes.as_slice())?;
         Ok(())
@@ -225,11 +269,11 @@ impl WriteTxn {
     /// Removes a channel record with its delivery history. The caller removes its links
     /// first; its queued alerts and repeats are dropped by the delivery worker.
     pub(crate) fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(CHANNELS)?
             .remove(channel.as_u128())?;
         let (lo, hi) = keys::check_range24(channel);
-        self.tables()
+        self.tables()?
             .open_table(DELIVERIES)?
             .retain_in(lo..=hi, |_, _| false)?;
         Ok(())
@@ -240,11 +284,11 @@ impl WriteTxn {
     pub(crate) fn put_ping(&mut self, ping: &Ping, body: &[u8]) -> Result<(), StoreError> {
         let key = keys::ping_key(ping.check, ping.n);
         let bytes = encode(&PingRecord::from(ping))?;
-        self.tables()
+        self.tables()?
             .open_table(PINGS)?
             .insert(key, bytes.as_slice())?;
         if !body.is_empty() {
-            self.tables().open_table(PING_BODIES)?.insert(key, body)?;
+            self.tables()?.open_table(PING_BODIES)?.insert(key, body)?;
         }
         Ok(())
     }
@@ -272,11 +316,17 @@ impl WriteTxn {
         if self.journal.is_empty() {
             return Ok(());
         }
-        let mut table = self.inner.open_table(JOURNAL)?;
-        for (seq, bytes) in self.journal.drain(..) {
-            table.insert(seq, bytes.as_slice())?;
-            self.logged.push((seq, bytes));
+        let records = std::mem::take(&mut self.journal);
+        let mut next = self.file_next;
+        {
+            let mut table = self.file()?.open_table(JOURNAL)?;
+            for (seq, bytes) in &records {
+                table.insert(*seq, bytes.as_slice())?;
+                next = next.max(seq + 1);
+            }
         }
+        self.file_next = next;
+        self.logged.extend(records);
         Ok(())
     }
 
@@ -285,9 +335,10 @@ impl WriteTxn {
     /// twice writes the same record again.
     pub(crate) fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
-        let journal = self.inner.open_table(JOURNAL)?;
-        let mut pings = self.inner.open_table(PINGS)?;
-        let mut bodies = self.inner.open_table(PING_BODIES)?;
+        let txn = self.file()?;
+        let journal = txn.open_table(JOURNAL)?;
+        let mut pings = txn.open_table(PINGS)?;
+        let mut bodies = txn.open_table(PING_BODIES)?;
         for &seq in seqs {
             let entry = journal
                 .get(seq)?
@@ -305,7 +356,7 @@ impl WriteTxn {
     /// Removes the journal entries `seqs` (those of a deleted check).
     pub(crate) fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
-        let mut table = self.tables().open_table(JOURNAL)?;
+        let mut table = self.tables()?.open_table(JOURNAL)?;
         for &seq in seqs {
             table.remove(seq)?;
         }
@@ -315,7 +366,7 @@ impl WriteTxn {
     /// Removes every journal entry numbered below `below` (all folded already).
     pub(crate) fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
         self.flush_journal()?;
-        self.inner
+        self.file()?
             .open_table(JOURNAL)?
             .retain_in(..below, |_, _| false)?;
         Ok(())
@@ -326,7 +377,7 @@ impl WriteTxn {
         let lo = keys::ping_key(check, 0);
         let hi = keys::ping_key(check, keep_from);
         for table in [PINGS, PING_BODIES] {
-            self.tables()
+            self.tables()?
                 .open_table(table)?
                 .retain_in(lo..hi, |_, _| false)?;
         }
@@ -336,7 +387,7 @@ impl WriteTxn {
     /// Records a flip. Two flips of one check in the same microsecond keep both: the later
     /// one moves forward to the next free microsecond.
     pub(crate) fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
-        let mut table = self.tables().open_table(FLIPS)?;
+        let mut table = self.tables()?.open_table(FLIPS)?;
         let mut record = FlipRecord::from(flip);
         record.created_us = free_microsecond(&table, flip.check, record.created_us)?;
         let bytes = encode(&record)?;
@@ -350,7 +401,7 @@ impl WriteTxn {
     /// Queues an alert.
     pub(crate) fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
         let bytes = encode(&OutboxRecord::from(entry))?;
-        self.tables()
+        self.tables()?
             .open_table(OUTBOX)?
             .insert(entry.seq, bytes.as_slice())?;
         Ok(())
@@ -358,15 +409,15 @@ impl WriteTxn {
 
     /// Removes a delivered (or given up) alert with its retry state.
     pub(crate) fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
-        self.tables().open_table(OUTBOX)?.remove(seq)?;
-        self.tables().open_table(OUTBOX_TRIES)?.remove(seq)?;
+        self.tables()?.open_table(OUTBOX)?.remove(seq)?;
+        self.tables()?.open_table(OUTBOX_TRIES)?.remove(seq)?;
         Ok(())
     }
 
     /// Records a failed try of an outbox entry and when to try again.
     pub(crate) fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
         let bytes = encode(&TriesRecord::from(tries))?;
-        self.tables()
+        self.tables()?
             .open_table(OUTBOX_TRIES)?
             .insert(seq, bytes.as_slice())?;
         Ok(())
@@ -375,7 +426,7 @@ impl WriteTxn {
     /// Records a delivery attempt and keeps only the channel's newest [`DELIVERIES_KEPT`].
     /// Two attempts in the same microsecond keep both (the later moves forward).
     pub(crate) fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
-        let mut table = self.tables().open_table(DELIVERIES)?;
+        let mut table = self.tables()?.open_table(DELIVERIES)?;
         let mut record = DeliveryRecord::from(delivery);
         record.at_us = free_microsecond(&table, delivery.channel, record.at_us)?;
         let bytes = encode(&record)?;
@@ -403,7 +454,7 @@ impl WriteTxn {
         channel: Uuid,
         due_us: i64,
     ) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(REPEATS)?
             .insert(keys::link_key(check, channel), due_us)?;
         Ok(())
@@ -417,14 +468,14 @@ impl WriteTxn {
     ) -> Result<Option<i64>, StoreError> {
         // A read: it does not make the commit durable.
         Ok(self
-            .inner
+            .file()?
             .open_table(REPEATS)?
             .get(keys::link_key(check, channel))?
             .map(|v| v.value()))
     }
 
     pub(crate) fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
-        self.tables()
+        self.tables()?
             .open_table(REPEATS)?
             .remove(keys::link_key(check, channel))?;
         Ok(())
@@ -434,27 +485,59 @@ impl WriteTxn {
     pub(crate) fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
         let lo = keys::flip_key(check, i64::MIN);
         let hi = keys::flip_key(check, before_us);
-        self.tables()
+        self.tables()?
             .open_table(FLIPS)?
             .retain_in(lo..hi, |_, _| false)?;
         Ok(())
     }
 
-    /// Makes the transaction durable and visible: by a sync of the data file, or, for one
-    /// that only added pings (and folded the journal), by appending its journal entries to
-    /// the ping log and syncing that; the data file then commits without a sync, and a later
-    /// checkpoint makes it durable (until then a crash loses it from the file, and the next
-    /// start redoes it from the log).
+    /// Makes the transaction durable and visible, one of three ways:
+    ///
+    /// - It never opened the file (pings alone): its journal records are appended to the
+    ///   ping log and synced, then queued for the next transaction that opens the file.
+    /// - It wrote nothing but journal entries and folds: the records are appended to the
+    ///   log and synced, and the file commits without a sync.
+    /// - Anything else (or a checkpoint) commits the file durably, with the durable mark.
+    ///
+    /// Until a durable commit (a checkpoint at the latest) the log alone makes the first two
+    /// durable; after a crash the next start redoes them from the log.
     pub(crate) fn commit(mut self) -> Result<(), StoreError> {
-        self.flush_journal()?;
-        if self.durable.get() {
-            let mark = self.log.next_seq();
-            if mark != self.log.durable_mark() {
-                self.inner
-                    .open_table(META)?
-                    .insert(JOURNAL_NEXT, mark.to_be_bytes().as_slice())?;
+        // Past a bound the batch puts the queue in the file itself, a bounded amount at a
+        // time, rather than leaving it all to the next fold (which would then wait on it).
+        let queue_long = self.log.queued_len() >= APPLY_QUEUED_AT && !self.log.checkpointing();
+        if self.inner.is_none() && !self.durable && !queue_long {
+            let records = std::mem::take(&mut self.journal);
+            if !records.is_empty() {
+                self.log.append(&records)?;
+                self.log.queue(records);
             }
-            self.inner.commit()?;
+            return Ok(());
+        }
+        self.flush_journal()?;
+        // A checkpoint with nothing queued opens the file only now.
+        self.file()?;
+        let mut inner = self
+            .inner
+            .take()
+            .ok_or_else(|| StoreError::Corrupt("the write transaction is gone".into()))?;
+        if self.durable {
+            // Every entry below it is in the file now; entries queued meanwhile (during a
+            // checkpoint) are numbered above it.
+            let mark = self.log.file_next().max(self.file_next);
+            let stored = (|| {
+                if mark != self.log.durable_mark() {
+                    inner
+                        .open_table(META)?
+                        .insert(JOURNAL_NEXT, mark.to_be_bytes().as_slice())?;
+                }
+                inner.commit()?;
+                Ok::<(), StoreError>(())
+            })();
+            if let Err(e) = stored {
+                self.log.requeue(std::mem::take(&mut self.taken));
+                return Err(e);
+            }
+            self.taken.clear();
             if self.checkpoint {
                 crash_point::reached(Point::CheckpointCommitted);
             }
@@ -464,15 +547,22 @@ impl WriteTxn {
         let appended = if self.logged.is_empty() {
             None
         } else {
-            Some(self.log.append(&self.logged)?)
+            match self.log.append(&self.logged) {
+                Ok(mark) => Some(mark),
+                Err(e) => {
+                    self.log.requeue(std::mem::take(&mut self.taken));
+                    return Err(e);
+                }
+            }
         };
-        let committed = self
-            .inner
+        let committed = inner
             .set_durability(Durability::None)
             .map_err(|e| StoreError::Db(e.into()))
-            .and_then(|()| self.inner.commit().map_err(StoreError::from));
+            .and_then(|()| inner.commit().map_err(StoreError::from));
         match committed {
             Ok(()) => {
+                self.taken.clear();
+                self.log.in_file(self.file_next);
                 self.log.pending();
                 Ok(())
             }
@@ -480,15 +570,27 @@ impl WriteTxn {
                 if let Some(mark) = appended {
                     self.log.retract(mark);
                 }
+                self.log.requeue(std::mem::take(&mut self.taken));
                 Err(e)
             }
         }
     }
 
     /// Drops everything the transaction did.
-    pub(crate) fn abort(self) -> Result<(), StoreError> {
-        self.inner.abort()?;
+    pub(crate) fn abort(mut self) -> Result<(), StoreError> {
+        self.log.requeue(std::mem::take(&mut self.taken));
+        if let Some(inner) = self.inner.take() {
+            inner.abort()?;
+        }
         Ok(())
+    }
+}
+
+impl Drop for WriteTxn {
+    /// A transaction dropped without commit (a panicking job) gives the queued records it
+    /// took back.
+    fn drop(&mut self) {
+        self.log.requeue(std::mem::take(&mut self.taken));
     }
 }
 

@@ -26,7 +26,7 @@
 //! the delivery worker (the monitor retries the down flips it could not store by itself). Past
 //! the policy's bound it asks the service to stop.
 
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use jiff::Timestamp;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -131,6 +131,9 @@ struct Shared {
     alerts: Arc<Notify>,
     health: Arc<StorageHealth>,
     policy: StoragePolicy,
+    /// A checkpoint committing on a thread of its own while batches go on: a batch of pings
+    /// alone does not need the file, so under load the pings do not wait for it.
+    checkpointer: Mutex<Option<std::thread::JoinHandle<Option<Arc<StoreError>>>>>,
 }
 
 /// What the writer needs besides the store and the state.
@@ -162,6 +165,7 @@ impl Writer {
             alerts: parts.alerts,
             health: parts.health,
             policy: parts.policy,
+            checkpointer: Mutex::new(None),
         });
         (Writer { jobs: tx, health }, tokio::spawn(run(rx, shared)))
     }
@@ -241,10 +245,17 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                     job = rx.recv() => job,
                     () = tokio::time::sleep(wait) => {
                         let worker = shared.clone();
-                        let failed = tokio::task::spawn_blocking(move || checkpoint(&worker))
-                            .await
-                            .ok()
-                            .flatten();
+                        let failed = tokio::task::spawn_blocking(move || {
+                            join_checkpoint(&worker).or_else(|| {
+                                let due = worker.store.checkpoint_due();
+                                due.is_some_and(|d| d <= std::time::Instant::now())
+                                    .then(|| checkpoint(&worker))
+                                    .flatten()
+                            })
+                        })
+                        .await
+                        .ok()
+                        .flatten();
                         if let Some(e) = failed {
                             recover(&mut rx, &shared, &e, &mut recoveries).await;
                         }
@@ -274,14 +285,70 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                     tracing::error!("cannot reload the state from the file: {e}");
                 }
             }
-            Drained::StorageFailed(e) => recover(&mut rx, &shared, &e, &mut recoveries).await,
+            Drained::StorageFailed(e) => {
+                // The file is reopened next: no checkpoint may hold the old one.
+                let worker = shared.clone();
+                let _ = tokio::task::spawn_blocking(move || join_checkpoint(&worker)).await;
+                recover(&mut rx, &shared, &e, &mut recoveries).await;
+            }
         }
     }
     // Stopping: what the ping log alone holds goes into the file, so it starts clean.
-    if shared.store.checkpoint_due().is_some() {
-        let worker = shared.clone();
-        let _ = tokio::task::spawn_blocking(move || checkpoint(&worker)).await;
+    let worker = shared.clone();
+    let _ = tokio::task::spawn_blocking(move || {
+        let _ = join_checkpoint(&worker);
+        if worker.store.checkpoint_due().is_some() {
+            checkpoint(&worker);
+        }
+    })
+    .await;
+}
+
+/// Starts a checkpoint on a thread of its own unless one is running.
+fn start_checkpoint(shared: &Arc<Shared>) {
+    let mut slot = shared
+        .checkpointer
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if slot.is_some() {
+        return;
     }
+    let worker = shared.clone();
+    match std::thread::Builder::new()
+        .name("checkpoint".into())
+        .spawn(move || {
+            crate::store::background_priority();
+            checkpoint(&worker)
+        }) {
+        Ok(handle) => *slot = Some(handle),
+        Err(e) => tracing::warn!("cannot start a checkpoint thread (tried again later): {e}"),
+    }
+}
+
+/// The outcome of a checkpoint that has finished since it was started (an I/O error that
+/// failed it); None while it runs or when none ran.
+fn finished_checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
+    let mut slot = shared
+        .checkpointer
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if !slot
+        .as_ref()
+        .is_some_and(std::thread::JoinHandle::is_finished)
+    {
+        return None;
+    }
+    slot.take().and_then(|handle| handle.join().ok().flatten())
+}
+
+/// Waits for a running checkpoint; its I/O error, if it failed on one.
+fn join_checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
+    let handle = shared
+        .checkpointer
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    handle.and_then(|handle| handle.join().ok().flatten())
 }
 
 /// Makes the commits that the ping log alone holds durable in the file. Answers the I/O
@@ -316,7 +383,7 @@ fn checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
 fn drain(
     first: Job,
     mut rx: mpsc::Receiver<Job>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
 ) -> (mpsc::Receiver<Job>, Drained) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     batch.push(first);
@@ -335,12 +402,14 @@ fn drain(
         {
             Ok((emptied, None)) => {
                 batch = emptied;
-                // Under steady load the writer never sleeps: the checkpoint is taken here.
-                let due = shared.store.checkpoint_due();
-                if due.is_some_and(|due| due <= std::time::Instant::now())
-                    && let Some(e) = checkpoint(shared)
-                {
+                // Under steady load the writer never sleeps: the checkpoint starts here, on a
+                // thread of its own, and the batches of pings go on beside it.
+                if let Some(e) = finished_checkpoint(shared) {
                     return (rx, Drained::StorageFailed(e));
+                }
+                let due = shared.store.checkpoint_due();
+                if due.is_some_and(|due| due <= std::time::Instant::now()) {
+                    start_checkpoint(shared);
                 }
             }
             Ok((_, Some(io_error))) => return (rx, Drained::StorageFailed(io_error)),
@@ -395,7 +464,8 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
         alerts = ctx.alerts;
         // Each batch folds a bounded share of the journal, in the same commit, instead of
         // folds of their own that the pings would queue behind.
-        let fold = if ctx.failed {
+        // Not while a checkpoint commits: the fold would wait for it, and the pings with it.
+        let fold = if ctx.failed || shared.store.checkpointing() {
             FoldPlan::default()
         } else {
             journal::plan_due(ctx.state)
