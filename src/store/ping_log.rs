@@ -1,14 +1,15 @@
 //! What the data file's durable state covers of the ping log ([`wal`](super::wal)), and the
 //! checkpoint that makes it cover everything.
 //!
-//! A commit of pings alone is durable once its journal entries are synced to the log; the data
-//! file takes it without a sync and keeps it in memory until the next durable commit (any
-//! other write, or a checkpoint). Every durable commit stores `journal_next`, the number after
-//! every journal entry handed out so far, in the meta table: the file then holds every entry
-//! below it durably, and the log's segments below it can go. At open, log records numbered
-//! from `journal_next` on are put back into the journal table ([`redo`]) and the log starts
-//! afresh; the service's start-up replay of the journal then brings memory up to date through
-//! the same pure functions that recorded the pings.
+//! A commit of pings alone is durable once its journal entries are synced to the log; it does
+//! not open the data file at all: its records wait in a queue for the next transaction that
+//! does, which puts them in the journal table without a sync. Every durable commit (any other
+//! write, or a checkpoint) stores `journal_next`, one past the highest journal entry the file
+//! holds, in the meta table: the file then holds every entry below it durably, and the log's
+//! segments below it can go. At open, log records numbered from `journal_next` on are put back
+//! into the journal table ([`redo`]) and the log starts afresh; the service's start-up replay
+//! of the journal then brings memory up to date through the same pure functions that recorded
+//! the pings.
 //!
 //! A checkpoint is due [`CHECKPOINT_EVERY`] after the first commit the log alone holds, or as
 //! soon as [`CHECKPOINT_BYTES`] were appended: no timer runs while nothing waits.

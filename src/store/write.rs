@@ -1,11 +1,12 @@
 //! Write transactions: every change to the file goes through [`WriteTxn`], which keeps the
 //! derived tables (slug index, badge keys, links) in step with the records it writes.
 //!
-//! A transaction that adds pings to the journal and changes nothing else (besides folding the
-//! journal, which only moves what is there) is made durable by the ping log instead of a sync
-//! of the data file: its journal entries are appended to the log and synced, and the file
-//! commits without a sync ([`WriteTxn::commit`]). Every other transaction commits durably, as
-//! does a checkpoint, which makes every earlier commit durable too (docs/design.md).
+//! A transaction that adds pings to the journal and changes nothing else is made durable by
+//! the ping log instead of a sync of the data file: its journal entries are appended to the
+//! log and synced; with pings alone it does not even open the file (the entries are queued for
+//! the next transaction that does), and with folds of the journal the file commits without a
+//! sync. Every other transaction commits durably, as does a checkpoint, which makes every
+//! earlier commit durable too ([`WriteTxn::commit`], docs/design.md).
 
 use std::sync::Arc;
 

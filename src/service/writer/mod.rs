@@ -8,8 +8,9 @@
 //! coming the blocking thread goes straight on to the next batch (see [`drain`]).
 //!
 //! A batch of pings alone is made durable by the ping log rather than a sync of the data file
-//! (`store::ping_log`); the writer then takes a checkpoint, a durable commit of the file, once
-//! one is due: between batches under load, or when its time comes while idle. With nothing
+//! (`store::ping_log`); a checkpoint, a durable commit of the file, follows once one is due:
+//! under load on a thread of its own while batches go on (a batch of pings alone does not
+//! need the file; folds wait for the next batch), while idle when its time comes. With nothing
 //! waiting in the log alone no timer runs.
 //!
 //! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
