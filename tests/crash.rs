@@ -4,7 +4,7 @@
 //! repeats, and the check's `n_pings` is N. Using one data directory for every kill point
 //! also checks that numbering continues without gaps across restarts after kills.
 //!
-//! A second test arms the crash points of the ping log (`OVERDUE_CRASH_AT`): the service
+//! A second test arms the crash points of the write-ahead log (`OVERDUE_CRASH_AT`): the service
 //! kills itself halfway through a log record, just before a checkpoint, between a
 //! checkpoint's commit and the log cut, and in the middle of the cut; the same checks follow.
 //!

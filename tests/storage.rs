@@ -1,10 +1,10 @@
 //! The real binary on a real small filesystem (an ext4 image on a loop device) whose disk
 //! fills up or whose data file is made immutable: pings and API writes answer 503 "storage
-//! unavailable" (pings once the ping log cannot take them or a checkpoint fails),
+//! unavailable" (pings once the write-ahead log cannot take them or a checkpoint fails),
 //! `/api/v3/status/` answers 503 with the cause, `doctor` names it, admin commands keep working, and once the cause is gone the service takes writes again by itself. Past its
 //! bound it exits non-zero for its supervisor. In-process on a paused clock: a check whose
 //! deadline passes while writes fail goes down, with its alerts, once they work again. Pings
-//! the ping log took while the disk was full survive a kill -9.
+//! the write-ahead log took while the disk was full survive a kill -9.
 
 use crate::common;
 use crate::process;
@@ -157,7 +157,7 @@ fn an_immutable_data_file_answers_503_with_the_cause_until_chattr_minus_i() {
     let stored_before = n_pings(&serve, &rw, &uuid);
     let file = data.join("overdue.redb");
     SmallFs::immutable(&file, true);
-    // Pings are durable in the ping log, which still takes them; the next checkpoint (at most
+    // Pings are durable in the write-ahead log, which still takes them; the next checkpoint (at most
     // 5 s later) meets the immutable file, and from then on every write is refused.
     let mut accepted = 0;
     let refused = loop {

@@ -42,7 +42,7 @@ pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
 /// Age after which a quiet check's journaled pings are folded even though it is not ripe: its
 /// record in the file is then at most this far behind memory. Folding sooner would write the
 /// check's pages for every ping or two when pings are few (a ping's durability does not wait
-/// for it: the journal and the ping log hold it).
+/// for it: the journal and the write-ahead log hold it).
 pub(crate) const FOLD_AGE: Duration = Duration::from_secs(600);
 
 /// Which journal entries are not folded yet, per check; plain data, kept in `State`.

@@ -157,7 +157,7 @@ impl Store {
             let txn = copy.begin_write()?;
             let counts = copy_all(&snapshot, &txn)?;
             // The copy is a data file of its own: put back in place of this one, it must not
-            // take in this file's ping log.
+            // take in this file's write-ahead log.
             txn.open_table(META)?
                 .insert(FILE_ID, new_file_id().to_be_bytes().as_slice())?;
             txn.commit()?;

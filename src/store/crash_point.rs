@@ -1,4 +1,4 @@
-//! Crash points: places in the ping log's life where the crash tests (tests/crash.rs) need a
+//! Crash points: places in the write-ahead log's life where the crash tests (tests/crash.rs) need a
 //! `kill -9` that a test cannot time from outside (during a checkpoint, between a checkpoint's
 //! commit and the log cut, halfway through a record).
 //!

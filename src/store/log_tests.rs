@@ -1,4 +1,4 @@
-//! The ping log through the store: a commit of pings alone is durable in the log, not yet in
+//! The write-ahead log through the store: a commit of pings alone is durable in the log, not yet in
 //! the data file, and comes back at the next open; a checkpoint moves it into the file and
 //! cuts the log. A crash is a copy of the directory taken while the store is open: that is
 //! what the disk holds after a kill -9 (the page cache survives, memory does not).

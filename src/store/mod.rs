@@ -199,7 +199,7 @@ pub(crate) struct Snapshot {
 pub(crate) struct Store {
     db: RwLock<Option<Arc<Database>>>,
     path: PathBuf,
-    /// The ping log beside the file (see `ping_log`).
+    /// The write-ahead log beside the file (see `ping_log`).
     log: Arc<PingLog>,
 }
 
@@ -212,7 +212,7 @@ impl std::fmt::Debug for Store {
 }
 
 /// Lowers the calling thread's scheduling priority (nice 10): for the store's background
-/// work (a checkpoint, the next ping log segment), which on a small machine would otherwise
+/// work (a checkpoint, the next write-ahead log segment), which on a small machine would otherwise
 /// take the CPU from the threads that answer pings. Linux applies nice per thread.
 pub(crate) fn background_priority() {
     let tid = rustix::thread::gettid();
@@ -358,7 +358,7 @@ impl Store {
             None => 1,
         };
         // Never below a number handed out before (a failed commit's, or one trimmed away):
-        // the ping log's records are told apart by it.
+        // the write-ahead log's records are told apart by it.
         snap.next_journal_seq = match txn.open_table(JOURNAL)?.last()? {
             Some((k, _)) => k.value() + 1,
             None => 1,
@@ -392,13 +392,13 @@ impl Store {
         Ok(snap)
     }
 
-    /// When the commits that only the ping log holds are due to be made durable in the file
+    /// When the commits that only the write-ahead log holds are due to be made durable in the file
     /// ([`Store::checkpoint`]); `None` while there are none.
     pub(crate) fn checkpoint_due(&self) -> Option<std::time::Instant> {
         self.log.checkpoint_due()
     }
 
-    /// Makes every commit durable in the file (one durable commit) and cuts the ping log
+    /// Makes every commit durable in the file (one durable commit) and cuts the write-ahead log
     /// behind it.
     pub(crate) fn checkpoint(&self) -> Result<(), StoreError> {
         crash_point::reached(Point::Checkpoint);
@@ -431,7 +431,7 @@ impl Store {
         txn.commit()
     }
 
-    /// How many segment files the ping log has.
+    /// How many segment files the write-ahead log has.
     #[cfg(test)]
     pub(crate) fn log_segments(&self) -> usize {
         self.log.segments()

@@ -1,4 +1,4 @@
-//! What the data file's durable state covers of the ping log ([`wal`](super::wal)), and the
+//! What the data file's durable state covers of the write-ahead log ([`wal`](super::wal)), and the
 //! checkpoint that makes it cover everything.
 //!
 //! A commit of pings alone is durable once its journal entries are synced to the log; it does
@@ -39,7 +39,7 @@ struct Pending {
     bytes: u64,
 }
 
-/// The ping log and the marks around it; shared by the store and its write transactions.
+/// The write-ahead log and the marks around it; shared by the store and its write transactions.
 #[derive(Debug)]
 pub(crate) struct PingLog {
     dir: PathBuf,
@@ -176,7 +176,7 @@ impl PingLog {
         if count > 0 {
             tracing::info!(
                 pings = count,
-                "redid the pings that only the ping log held (the service stopped before a \
+                "redid the pings that only the write-ahead log held (the service stopped before a \
                  checkpoint)"
             );
         }
@@ -280,7 +280,7 @@ impl PingLog {
     pub(crate) fn retract(&self, mark: Mark) {
         let mut wal = self.wal.lock().unwrap_or_else(PoisonError::into_inner);
         if let Err(e) = wal.retract(mark) {
-            tracing::error!("cannot take a failed commit back out of the ping log: {e}");
+            tracing::error!("cannot take a failed commit back out of the write-ahead log: {e}");
         }
     }
 
@@ -305,7 +305,7 @@ impl PingLog {
         let mut wal = self.wal.lock().unwrap_or_else(PoisonError::into_inner);
         // Left in place, a segment is only read (and skipped) at the next start.
         if let Err(e) = wal.cut(mark) {
-            tracing::warn!("cannot remove old ping log segments: {e}");
+            tracing::warn!("cannot remove old write-ahead log segments: {e}");
         }
     }
 

@@ -1,6 +1,6 @@
-//! The ping log: an append-only write-ahead log, in `wal/` next to the data file, that makes
+//! The write-ahead log: append-only, in `wal/` next to the data file, that makes
 //! pings durable with one `write` and one `fdatasync` per batch, so that the data file itself
-//! can take them without a sync (docs/design.md, "The ping log").
+//! can take them without a sync (docs/design.md, "The write-ahead log").
 //!
 //! The log holds ping journal entries only (their sequence number and the journal record's
 //! bytes): what a commit of pings alone adds to the data file. It is a row of segment files
@@ -207,7 +207,7 @@ impl Wal {
         if !foreign.is_empty() {
             tracing::warn!(
                 segments = foreign.len(),
-                "the ping log holds segments of another data file (was the file replaced by a \
+                "the write-ahead log holds segments of another data file (was the file replaced by a \
                  backup?); they are not replayed and are removed"
             );
         }
@@ -221,7 +221,7 @@ impl Wal {
             if bytes[end..].iter().any(|b| *b != 0) {
                 tracing::warn!(
                     segment = %path.display(),
-                    "the ping log ends in a record cut short (a crash while it was written): \
+                    "the write-ahead log ends in a record cut short (a crash while it was written): \
                      it was never acknowledged and is ignored"
                 );
             }
@@ -281,7 +281,7 @@ impl Wal {
             let file = make_segment(&self.dir, &path, size)?;
             tracing::debug!(
                 ms = started.elapsed().as_secs_f64() * 1000.0,
-                "made a ping log segment while a batch waited"
+                "made a write-ahead log segment while a batch waited"
             );
             (file, path, size)
         };
@@ -298,7 +298,9 @@ impl Wal {
                 crate::store::background_priority();
                 make_segment(&dir, &path, SEGMENT_BYTES).map(|file| (file, path))
             })
-            .map_err(|e| tracing::warn!("cannot start making the next ping log segment: {e}"))
+            .map_err(|e| {
+                tracing::warn!("cannot start making the next write-ahead log segment: {e}");
+            })
             .ok();
         Ok(())
     }
@@ -313,7 +315,9 @@ impl Wal {
         }
         let segment = self.segments.len() - 1;
         let Some(file) = self.file.as_ref() else {
-            return Err(std::io::Error::other("the ping log has no open segment"));
+            return Err(std::io::Error::other(
+                "the write-ahead log has no open segment",
+            ));
         };
         let offset = self.offset;
         if crash_point::fires(Point::LogAppendTorn) {
@@ -346,7 +350,9 @@ impl Wal {
             ));
         }
         let Some(file) = self.file.as_ref() else {
-            return Err(std::io::Error::other("the ping log has no open segment"));
+            return Err(std::io::Error::other(
+                "the write-ahead log has no open segment",
+            ));
         };
         let len = usize::try_from(mark.len).map_err(std::io::Error::other)?;
         file.write_all_at(&vec![0u8; len], mark.offset)?;

@@ -2,7 +2,7 @@
 //! derived tables (slug index, badge keys, links) in step with the records it writes.
 //!
 //! A transaction that adds pings to the journal and changes nothing else is made durable by
-//! the ping log instead of a sync of the data file: its journal entries are appended to the
+//! the write-ahead log instead of a sync of the data file: its journal entries are appended to the
 //! log and synced; with pings alone it does not even open the file (the entries are queued for
 //! the next transaction that does), and with folds of the journal the file commits without a
 //! sync. Every other transaction commits durably, as does a checkpoint, which makes every
@@ -33,7 +33,7 @@ const APPLY_QUEUED_AT: usize = 2048;
 /// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
 ///
 /// The file's own write transaction is opened only when something needs the file: a batch
-/// of pings alone never opens it (its records go to the ping log and the queue, see
+/// of pings alone never opens it (its records go to the write-ahead log and the queue, see
 /// [`WriteTxn::commit`]), so it never waits for a checkpoint committing beside it. The first
 /// transaction that opens the file puts the queued records in the journal table before
 /// anything else.
@@ -48,7 +48,7 @@ pub struct WriteTxn {
     /// Journal records of this transaction not inserted yet: they go in together, through
     /// one opened table, before anything reads the journal and at commit.
     journal: Vec<(u64, Vec<u8>)>,
-    /// Every journal record of this transaction inserted into the table, for the ping log.
+    /// Every journal record of this transaction inserted into the table, for the write-ahead log.
     logged: Vec<(u64, Vec<u8>)>,
     /// Set by every write but the journal's: the commit must then be durable by itself.
     durable: bool,
@@ -98,7 +98,7 @@ impl WriteTxn {
         self.file().map(|_| ())
     }
 
-    /// The file's transaction, for a write that the ping log does not cover: the commit is
+    /// The file's transaction, for a write that the write-ahead log does not cover: the commit is
     /// durable.
     fn tables(&mut self) -> Result<&redb::WriteTransaction, StoreError> {
         self.durable = true;
@@ -190,7 +190,7 @@ impl WriteTxn {
     }
 
     /// Rewrites a check's record after a fold: it only catches up with the pings the journal
-    /// holds (same slug, same badge key), so the ping log covers it like the fold itself.
+    /// holds (same slug, same badge key), so the write-ahead log covers it like the fold itself.
     pub(crate) fn put_folded_check(&mut self, check: &Check) -> Result<(), StoreError> {
         let bytes = crate::store::records::encode_check(check)?;
         self.file()?
@@ -495,7 +495,7 @@ impl WriteTxn {
     /// Makes the transaction durable and visible, one of three ways:
     ///
     /// - It never opened the file (pings alone): its journal records are appended to the
-    ///   ping log and synced, then queued for the next transaction that opens the file.
+    ///   write-ahead log and synced, then queued for the next transaction that opens the file.
     /// - It wrote nothing but journal entries and folds: the records are appended to the
     ///   log and synced, and the file commits without a sync.
     /// - Anything else (or a checkpoint) commits the file durably, with the durable mark.

@@ -7,7 +7,7 @@
 //! paused test clock does not jump ahead while a batch is being written. While jobs keep
 //! coming the blocking thread goes straight on to the next batch (see [`drain`]).
 //!
-//! A batch of pings alone is made durable by the ping log rather than a sync of the data file
+//! A batch of pings alone is made durable by the write-ahead log rather than a sync of the data file
 //! (`store::ping_log`); a checkpoint, a durable commit of the file, follows once one is due:
 //! under load on a thread of its own while batches go on (a batch of pings alone does not
 //! need the file; folds wait for the next batch), while idle when its time comes. With nothing
@@ -236,7 +236,7 @@ enum Drained {
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let mut recoveries = Recoveries::default();
     loop {
-        // While commits wait in the ping log alone, the checkpoint's time is a deadline too;
+        // While commits wait in the write-ahead log alone, the checkpoint's time is a deadline too;
         // with none waiting the writer sleeps until a job comes.
         let next = match shared.store.checkpoint_due() {
             None => rx.recv().await,
@@ -294,7 +294,7 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
             }
         }
     }
-    // Stopping: what the ping log alone holds goes into the file, so it starts clean.
+    // Stopping: what the write-ahead log alone holds goes into the file, so it starts clean.
     let worker = shared.clone();
     let _ = tokio::task::spawn_blocking(move || {
         let _ = join_checkpoint(&worker);
@@ -352,7 +352,7 @@ fn join_checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
     handle.and_then(|handle| handle.join().ok().flatten())
 }
 
-/// Makes the commits that the ping log alone holds durable in the file. Answers the I/O
+/// Makes the commits that the write-ahead log alone holds durable in the file. Answers the I/O
 /// error that failed it (the file must then be reopened).
 fn checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
     let started = std::time::Instant::now();
