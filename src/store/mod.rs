@@ -12,6 +12,7 @@ mod crash_point;
 pub(crate) mod keys;
 mod ping_log;
 pub(crate) mod records;
+mod schema;
 mod wal;
 mod write;
 
@@ -34,6 +35,7 @@ use records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
     PingRecord, SessionRecord, TriesRecord, decode,
 };
+use schema::{explain_refusal, open_database, prepare_schema};
 
 /// Version of the set of tables and record shapes. A file with a higher number was written
 /// by a newer release and is refused.
@@ -630,85 +632,12 @@ pub(crate) fn read_sessions(
     Ok(out)
 }
 
-fn open_database(dir: &Path, path: &Path) -> Result<Database, StoreError> {
-    match Database::builder().set_cache_size(CACHE_BYTES).create(path) {
-        Ok(db) => Ok(db),
-        Err(redb::DatabaseError::DatabaseAlreadyOpen) => Err(StoreError::Locked(dir.to_path_buf())),
-        Err(redb::DatabaseError::Storage(redb::StorageError::Io(source))) => {
-            Err(StoreError::Open {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// A permission refusal while opening, as the error that says whose the path is and what to
-/// do; other errors as they are.
-fn explain_refusal(e: StoreError) -> StoreError {
-    let denied = match &e {
-        StoreError::Io { path, source } | StoreError::Open { path, source } => {
-            access::AccessDenied::from_io(path, source)
-        }
-        _ => None,
-    };
-    match denied {
-        Some(d) => StoreError::Denied(Box::new(d)),
-        None => e,
-    }
-}
-
 pub(crate) use backup::BackupReport;
 pub(crate) use write::WriteTxn;
 
 fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
     let r = decode::<JournalRecord>(bytes, "journal")?;
     r.ping.into_ping(Uuid::from_u128(r.check), r.n)
-}
-
-/// Creates the tables a new file lacks; refuses a file of a newer schema.
-fn prepare_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
-    let txn = db.begin_write()?;
-    {
-        let mut meta = txn.open_table(META)?;
-        let found = meta.get("schema_version")?.map(|v| {
-            let bytes: [u8; 4] = v.value().try_into().unwrap_or([0xff; 4]);
-            u32::from_be_bytes(bytes)
-        });
-        match found {
-            Some(found) if found > SCHEMA_VERSION => {
-                return Err(StoreError::NewerSchema {
-                    path: path.to_path_buf(),
-                    found,
-                    supported: SCHEMA_VERSION,
-                });
-            }
-            Some(_) => {}
-            None => {
-                meta.insert("schema_version", SCHEMA_VERSION.to_be_bytes().as_slice())?;
-            }
-        }
-        // Create every table so that read transactions never meet a missing one.
-        txn.open_table(PROJECTS)?;
-        txn.open_table(API_KEYS)?;
-        txn.open_table(CHECKS)?;
-        txn.open_multimap_table(SLUG_INDEX)?;
-        txn.open_table(PINGS)?;
-        txn.open_table(PING_BODIES)?;
-        txn.open_table(FLIPS)?;
-        txn.open_table(CHANNELS)?;
-        txn.open_table(CHECK_CHANNELS)?;
-        txn.open_table(OUTBOX)?;
-        txn.open_table(JOURNAL)?;
-        txn.open_table(BADGE_KEYS)?;
-        txn.open_table(OUTBOX_TRIES)?;
-        txn.open_table(DELIVERIES)?;
-        txn.open_table(REPEATS)?;
-        txn.open_table(SESSIONS)?;
-    }
-    txn.commit()?;
-    Ok(())
 }
 
 #[cfg(test)]
