@@ -76,9 +76,9 @@ impl WriteTxn {
     fn file(&mut self) -> Result<&redb::WriteTransaction, StoreError> {
         if self.inner.is_none() {
             let txn = self.db.begin_write()?;
-            let queued = self.log.take_queued();
-            // Held before anything can fail, so a failure puts them back.
-            self.taken = queued;
+            // Held before anything can fail, so a failure puts them back (with any taken by
+            // an earlier try of this transaction).
+            self.taken.extend(self.log.take_queued());
             {
                 let mut table = txn.open_table(JOURNAL)?;
                 for (seq, bytes) in &self.taken {
