@@ -207,8 +207,8 @@ impl Wal {
         if !foreign.is_empty() {
             tracing::warn!(
                 segments = foreign.len(),
-                "the write-ahead log holds segments of another data file (was the file replaced by a \
-                 backup?); they are not replayed and are removed"
+                "the write-ahead log holds segments of another data file (was the file replaced \
+                 by a backup?); they are not replayed and are removed"
             );
         }
         found.sort();
@@ -221,8 +221,8 @@ impl Wal {
             if bytes[end..].iter().any(|b| *b != 0) {
                 tracing::warn!(
                     segment = %path.display(),
-                    "the write-ahead log ends in a record cut short (a crash while it was written): \
-                     it was never acknowledged and is ignored"
+                    "the write-ahead log ends in a record cut short (a crash while it was \
+                     written): it was never acknowledged and is ignored"
                 );
             }
             segments.push(Segment {

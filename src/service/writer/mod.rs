@@ -7,11 +7,11 @@
 //! paused test clock does not jump ahead while a batch is being written. While jobs keep
 //! coming the blocking thread goes straight on to the next batch (see [`drain`]).
 //!
-//! A batch of pings alone is made durable by the write-ahead log rather than a sync of the data file
-//! (`store::ping_log`); a checkpoint, a durable commit of the file, follows once one is due:
-//! under load on a thread of its own while batches go on (a batch of pings alone does not
-//! need the file; folds wait for the next batch), while idle when its time comes. With nothing
-//! waiting in the log alone no timer runs.
+//! A batch of pings alone is made durable by the write-ahead log rather than a sync of the
+//! data file (`store::ping_log`); a checkpoint, a durable commit of the file, follows once one
+//! is due: under load on a thread of its own while batches go on (a batch of pings alone does
+//! not need the file; folds wait for the next batch), while idle when its time comes. With
+//! nothing waiting in the log alone no timer runs.
 //!
 //! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
 //! an alert starts out as soon as it is durable.
@@ -236,8 +236,8 @@ enum Drained {
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let mut recoveries = Recoveries::default();
     loop {
-        // While commits wait in the write-ahead log alone, the checkpoint's time is a deadline too;
-        // with none waiting the writer sleeps until a job comes.
+        // While commits wait in the write-ahead log alone, the checkpoint's time is a deadline
+        // too; with none waiting the writer sleeps until a job comes.
         let next = match shared.store.checkpoint_due() {
             None => rx.recv().await,
             Some(due) => {
