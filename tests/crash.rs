@@ -312,6 +312,24 @@ fn read_back(serve: &Serve, key: &str, check: Uuid) -> (Vec<(u64, Option<Uuid>)>
     (listed, n_pings)
 }
 
+/// A first start on `data` with one check named `name`: the service, its read-write key and
+/// the check's UUID.
+fn fresh_check(data: &Path, name: &str) -> (Serve, String, Uuid) {
+    let serve = start(data);
+    let key = serve.first_start_key("read-write API key:");
+    let created = serve.http_ok(
+        "POST",
+        "/api/v3/checks/",
+        Some(&key),
+        Some(&json!({"name": name})),
+    );
+    let check: Uuid = created["uuid"]
+        .as_str()
+        .and_then(|u| u.parse().ok())
+        .unwrap_or_else(|| panic!("no uuid in {created}"));
+    (serve, key, check)
+}
+
 /// A delay in `lo..hi` ms that differs from run to run.
 fn random_ms(lo: u64, hi: u64) -> u64 {
     let r = Uuid::new_v4().as_u128() as u64;
@@ -322,18 +340,7 @@ fn random_ms(lo: u64, hi: u64) -> u64 {
 fn acknowledged_pings_survive_kill_9_at_several_moments() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
-    let mut serve = start(data);
-    let key = serve.first_start_key("read-write API key:");
-    let created = serve.http_ok(
-        "POST",
-        "/api/v3/checks/",
-        Some(&key),
-        Some(&json!({"name": "crash"})),
-    );
-    let check: Uuid = created["uuid"]
-        .as_str()
-        .and_then(|u| u.parse().ok())
-        .unwrap_or_else(|| panic!("no uuid in {created}"));
+    let (mut serve, key, check) = fresh_check(data, "crash");
 
     // Kill points after the clients start: early, middle, late, and one random.
     let delays = [150, 400, 900, random_ms(50, 1200)];
@@ -396,18 +403,7 @@ fn start_armed(data: &Path, crash_at: &str) -> Serve {
 fn acknowledged_pings_survive_a_crash_at_each_point_of_the_ping_log() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path();
-    let serve = start(data);
-    let key = serve.first_start_key("read-write API key:");
-    let created = serve.http_ok(
-        "POST",
-        "/api/v3/checks/",
-        Some(&key),
-        Some(&json!({"name": "crash points"})),
-    );
-    let check: Uuid = created["uuid"]
-        .as_str()
-        .and_then(|u| u.parse().ok())
-        .unwrap_or_else(|| panic!("no uuid in {created}"));
+    let (serve, key, check) = fresh_check(data, "crash points");
     drop(serve);
 
     // (crash point, ping body bytes, what the restart must log). Bodies of 8 KiB fill the

@@ -5,26 +5,13 @@
 
 use std::path::Path;
 
-use jiff::Timestamp;
 use uuid::Uuid;
 
 use super::*;
-use crate::model::{PingKind, Project};
 
+/// A ping of `check` numbered `n` (the store tests' fixture).
 fn ping(check: Uuid, n: u64) -> Ping {
-    Ping {
-        check,
-        n,
-        created: Timestamp::from_microsecond(1_700_000_000_000_000 + n as i64).expect("ts"),
-        kind: PingKind::Success,
-        scheme: "http".into(),
-        remote_addr: None,
-        method: "GET".into(),
-        ua: String::new(),
-        rid: None,
-        exit_status: None,
-        body_len: 0,
-    }
+    super::tests::ping(check, n, super::tests::at(1_000 + n as i64), 0)
 }
 
 /// The data directory as the disk holds it now, in `to`; without the log when `with_log` is
@@ -52,26 +39,21 @@ fn journaled(store: &Store) -> Vec<(u64, u64)> {
     out
 }
 
-fn project() -> Project {
-    Project {
-        uuid: Uuid::from_u128(1),
-        seq: 1,
-        name: "ops".into(),
-        ping_key: "pingkey-00000000000001".into(),
-        badge_key: Uuid::from_u128(2).to_string(),
-        created: Timestamp::from_second(1_700_000_000).expect("ts"),
-        quiet: None,
-    }
+/// A store in `live` holding one project, committed durably: nothing waits in the log.
+fn live_store(live: &Path) -> Store {
+    let store = Store::open(live).expect("open");
+    let mut txn = store.begin_write().expect("begin");
+    txn.put_project(&super::tests::project(1, "ops"))
+        .expect("project");
+    txn.commit().expect("durable commit");
+    store
 }
 
 #[test]
 fn pings_alone_live_in_the_log_until_a_checkpoint_and_come_back_after_a_crash() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let live = tmp.path().join("live");
-    let store = Store::open(&live).expect("open");
-    let mut txn = store.begin_write().expect("begin");
-    txn.put_project(&project()).expect("project");
-    txn.commit().expect("durable commit");
+    let store = live_store(&live);
     assert_eq!(
         store.checkpoint_due(),
         None,
@@ -142,10 +124,7 @@ fn a_failed_commit_takes_its_records_back_out_of_the_log() {
 fn a_backup_put_in_place_of_the_file_does_not_take_in_the_old_files_log() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let live = tmp.path().join("live");
-    let store = Store::open(&live).expect("open");
-    let mut txn = store.begin_write().expect("begin");
-    txn.put_project(&project()).expect("project");
-    txn.commit().expect("durable commit");
+    let store = live_store(&live);
     let check = Uuid::from_u128(0x100);
     let ping_alone = |n: u64| {
         let mut txn = store.begin_write().expect("begin");

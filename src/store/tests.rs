@@ -15,11 +15,11 @@ fn ts(us: i64) -> Timestamp {
 }
 
 /// 2024-01-01T00:00:00Z plus `us` microseconds.
-fn at(us: i64) -> Timestamp {
+pub(super) fn at(us: i64) -> Timestamp {
     ts(1_704_067_200_000_000 + us)
 }
 
-fn project(n: u128, name: &str) -> Project {
+pub(super) fn project(n: u128, name: &str) -> Project {
     Project {
         uuid: Uuid::from_u128(n),
         seq: n as u64,
@@ -44,7 +44,7 @@ fn check(n: u128, project: Uuid, slug: &str) -> Check {
     c
 }
 
-fn ping(check: Uuid, n: u64, created: Timestamp, body_len: u32) -> Ping {
+pub(super) fn ping(check: Uuid, n: u64, created: Timestamp, body_len: u32) -> Ping {
     Ping {
         check,
         n,
