@@ -505,8 +505,8 @@ impl WriteTxn {
     pub(crate) fn commit(mut self) -> Result<(), StoreError> {
         // Past a bound the batch puts the queue in the file itself, a bounded amount at a
         // time, rather than leaving it all to the next fold (which would then wait on it).
-        let queue_long = self.log.queued_len() >= APPLY_QUEUED_AT && !self.log.checkpointing();
-        if self.inner.is_none() && !self.durable && !queue_long {
+        let pings_alone = self.inner.is_none() && !self.durable;
+        if pings_alone && (self.log.queued_len() < APPLY_QUEUED_AT || self.log.checkpointing()) {
             let records = std::mem::take(&mut self.journal);
             if !records.is_empty() {
                 self.log.append(&records)?;
