@@ -3,7 +3,9 @@
 # commit and one of the change), alternating A, B, A, B, ... so that whatever else the machine
 # does falls on both alike. Each round starts the binary on a fresh data directory, creates the
 # checks, warms up, runs `wrk -t2 -c64 --latency` with examples/ping-bench.lua spread over the
-# checks, and stops it.
+# checks, and stops it. Besides req/s and p99 it prints the server's CPU time (user + system,
+# from /proc) per request during the measured run: on a machine shared with wrk that figure
+# moves less from run to run than req/s does.
 #
 #   examples/ping-ab.sh OLD-BINARY NEW-BINARY [ROUNDS]
 #
@@ -49,21 +51,31 @@ round() {
   if [[ "$WARMUP" != "0" ]]; then
     PING_BENCH_PATHS="$dir/paths" wrk -t2 -c64 -d"$WARMUP" -s "$LUA" "http://$addr" >/dev/null
   fi
+  local ticks_before ticks_after
+  ticks_before="$(cpu_ticks "$PID")"
   PING_BENCH_PATHS="$dir/paths" wrk -t2 -c64 -d"$DURATION" --latency -s "$LUA" \
     "http://$addr" >"$dir/wrk"
+  ticks_after="$(cpu_ticks "$PID")"
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
   if grep -qE '^  (Socket errors|Non-2xx)' "$dir/wrk"; then
     cat "$dir/wrk" >&2
     exit 1
   fi
-  printf '%-4s %10s %10s\n' "$label" "$(awk '/^Requests\/sec:/ {print $2}' "$dir/wrk")" \
-    "$(awk '$1 == "99%" {print $2}' "$dir/wrk")"
+  local requests
+  requests="$(awk '/requests in/ {print $1}' "$dir/wrk")"
+  printf '%-4s %10s %10s %12s\n' "$label" "$(awk '/^Requests\/sec:/ {print $2}' "$dir/wrk")" \
+    "$(awk '$1 == "99%" {print $2}' "$dir/wrk")" \
+    "$(awk -v t="$((ticks_after - ticks_before))" -v r="$requests" -v hz="$(getconf CLK_TCK)" \
+      'BEGIN { printf "%.1f", t / hz * 1e6 / r }')"
 }
+
+# User plus system CPU time of process $1 so far, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 echo "A = $A"
 echo "B = $B"
 echo "$(nproc) cores, wrk -t2 -c64 -d$DURATION, $CHECKS checks, $ROUNDS rounds"
-printf '%-4s %10s %10s\n' "" "req/s" "p99"
+printf '%-4s %10s %10s %12s\n' "" "req/s" "p99" "server CPU µs/request"
 for _ in $(seq 1 "$ROUNDS"); do
   round "$A" A
   round "$B" B

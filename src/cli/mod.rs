@@ -124,10 +124,12 @@ pub fn main() -> ExitCode {
         _ => datadir::Purpose::Admin,
     };
     let data = datadir::choose(cli.data.as_deref(), purpose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Command::Serve(args) = &cli.command {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        builder.worker_threads(args.worker_threads(cpus));
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("overdue: cannot start the async runtime: {e}");

@@ -59,6 +59,11 @@ pub(crate) struct ServeArgs {
     /// file limit if needed.
     #[arg(long, env = "OVERDUE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N", help_heading = NETWORK)]
     pub max_connections: usize,
+    /// Threads that serve HTTP requests [default: one fewer than the CPUs, at least 1]. The
+    /// CPU left over is for the writer that makes pings durable: on a small machine giving
+    /// every CPU to requests doubles the slowest answers under load and gains nothing.
+    #[arg(long, env = "OVERDUE_WORKERS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = NETWORK)]
+    pub workers: Option<u16>,
     /// Seconds a request head may take (from a new connection, or from its first byte).
     #[arg(long, env = "OVERDUE_HEADER_TIMEOUT", default_value_t = DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECS", help_heading = NETWORK)]
     pub(crate) header_timeout: u64,
@@ -248,6 +253,14 @@ impl ServeArgs {
         }
     }
 
+    /// How many threads serve requests on a machine with `cpus` CPUs.
+    pub(crate) fn worker_threads(&self, cpus: usize) -> usize {
+        match self.workers {
+            Some(n) => usize::from(n),
+            None => cpus.saturating_sub(1).max(1),
+        }
+    }
+
     /// The daemon's configuration: the flags, already checked by clap, as the values the
     /// daemon works with.
     pub(crate) fn daemon_config(&self, data: PathBuf) -> DaemonConfig {
@@ -312,4 +325,33 @@ pub(crate) async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
     let config = args.daemon_config(data);
     crate::server::daemon::run(config, control::ControlSocket, shutdown_signal()).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let argv = std::iter::once("overdue").chain(args.iter().copied());
+        <Only as clap::Parser>::try_parse_from(argv).map(|o| o.serve)
+    }
+
+    #[test]
+    fn requests_get_all_cpus_but_one_unless_told() {
+        let args = parse(&[]).expect("defaults parse");
+        assert_eq!(args.worker_threads(1), 1);
+        assert_eq!(args.worker_threads(2), 1);
+        assert_eq!(args.worker_threads(4), 3);
+        let args = parse(&["--workers", "4"]).expect("a count parses");
+        assert_eq!(args.worker_threads(2), 4);
+        assert!(
+            parse(&["--workers", "0"]).is_err(),
+            "no thread at all is refused"
+        );
+    }
 }

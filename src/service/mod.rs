@@ -299,6 +299,16 @@ impl Service {
         f(&guard)
     }
 
+    /// Like [`Service::read`], but None at once while the writer holds the state (a batch
+    /// being applied) instead of blocking the caller's thread until it lets go.
+    pub(crate) fn try_read<R>(&self, f: impl FnOnce(&State) -> R) -> Option<R> {
+        match self.state.try_read() {
+            Ok(guard) => Some(f(&guard)),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(f(&e.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Runs `f` on the writer thread and waits for its commit.
     pub async fn write<T, F>(&self, f: F) -> Result<T, ServiceError>
     where
