@@ -311,12 +311,17 @@ impl ServeArgs {
 /// `serve`'s flags as the environment sets them (`OVERDUE_*`, else the defaults): what an admin
 /// command without a running service uses for the settings the service would have.
 pub(crate) fn from_env() -> Result<ServeArgs, clap::Error> {
+    parse(["overdue"])
+}
+
+/// `serve`'s flags from `argv` alone (its first item is the program's name).
+fn parse<'a>(argv: impl IntoIterator<Item = &'a str>) -> Result<ServeArgs, clap::Error> {
     #[derive(clap::Parser)]
     struct Only {
         #[command(flatten)]
         serve: ServeArgs,
     }
-    <Only as clap::Parser>::try_parse_from(["overdue"]).map(|o| o.serve)
+    <Only as clap::Parser>::try_parse_from(argv).map(|o| o.serve)
 }
 
 /// Runs the service until SIGTERM or SIGINT (see [`crate::server::daemon`]).
@@ -331,26 +336,16 @@ pub(crate) async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
-        #[derive(clap::Parser)]
-        struct Only {
-            #[command(flatten)]
-            serve: ServeArgs,
-        }
-        let argv = std::iter::once("overdue").chain(args.iter().copied());
-        <Only as clap::Parser>::try_parse_from(argv).map(|o| o.serve)
-    }
-
     #[test]
     fn requests_get_all_cpus_but_one_unless_told() {
-        let args = parse(&[]).expect("defaults parse");
+        let args = parse(["overdue"]).expect("defaults parse");
         assert_eq!(args.worker_threads(1), 1);
         assert_eq!(args.worker_threads(2), 1);
         assert_eq!(args.worker_threads(4), 3);
-        let args = parse(&["--workers", "4"]).expect("a count parses");
+        let args = parse(["overdue", "--workers", "4"]).expect("a count parses");
         assert_eq!(args.worker_threads(2), 4);
         assert!(
-            parse(&["--workers", "0"]).is_err(),
+            parse(["overdue", "--workers", "0"]).is_err(),
             "no thread at all is refused"
         );
     }
