@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use overdue::model::ApiVersion;
 use overdue::model::signal::Signal;
 use overdue::model::spec::CheckSpec;
+use overdue::model::{ApiVersion, PingKind};
 use overdue::service::pings::PingRequest;
 use overdue::service::{Clock, Service, ServiceConfig, ServiceError};
 
@@ -72,4 +72,66 @@ async fn pings_sent_while_batches_commit_are_all_acknowledged_without_gaps() {
     assert_eq!(numbers, (1..=640).collect::<Vec<u64>>());
     let n_pings = service.read(|s| s.check(&check).map(|c| c.n_pings));
     assert_eq!(n_pings, Some(640));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_pings_and_flipping_pings_of_one_check_share_one_numbering_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, check) = service_with_check(dir.path()).await;
+    let service = std::sync::Arc::new(service);
+    // new -> up: a flip, so a job of the writer.
+    assert_eq!(service.record_ping(ping(check)).await.unwrap().n, 1);
+
+    // Every fifth ping a failure (up -> down, a job), the success after it a flip back (a
+    // job), the others quiet successes that the lane takes, all at once.
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let service = service.clone();
+            let signal = if i % 5 == 0 {
+                Signal::Fail
+            } else {
+                Signal::Success
+            };
+            tokio::spawn(async move {
+                service
+                    .record_ping(common::ping_request(check, signal, b""))
+                    .await
+            })
+        })
+        .collect();
+    let mut numbers = Vec::new();
+    for task in tasks {
+        numbers.push(task.await.unwrap().unwrap().n);
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (2..=201).collect::<Vec<u64>>());
+    let flips = service.flips(check).unwrap().len();
+    assert!(flips >= 2, "new -> up, and a failure took it down: {flips}");
+
+    let service = std::sync::Arc::into_inner(service).expect("the only handle");
+    service.close().await;
+    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    assert_eq!(
+        service.read(|s| s.check(&check).map(|c| c.n_pings)),
+        Some(201)
+    );
+    let mut listed = service.pings(check, 1000).await.unwrap();
+    listed.sort_unstable_by_key(|p| p.n);
+    assert_eq!(
+        listed.iter().map(|p| p.n).collect::<Vec<_>>(),
+        (1..=201).collect::<Vec<u64>>()
+    );
+    // Numbered in the order they were applied: walking them in that order gives the flips.
+    let mut up = None;
+    let mut walked = 0;
+    for p in &listed {
+        let now_up = p.kind == PingKind::Success;
+        if up != Some(now_up) {
+            walked += 1;
+            up = Some(now_up);
+        }
+    }
+    assert_eq!(walked, flips);
+    assert_eq!(service.flips(check).unwrap().len(), flips);
+    service.close().await;
 }

@@ -58,7 +58,9 @@ pub(crate) fn filter(
                 let site = site.clone();
                 let body = boxed_body(body);
                 let path = path.as_str().to_string();
-                async move { handle(site, method, path, query, headers, remote, body).await }
+                // Boxed: hyper and warp move the request's future several times, and the
+                // future of every page and API answer together is kilobytes.
+                Box::pin(handle(site, method, path, query, headers, remote, body))
             },
         )
         .recover(|_| async { Ok::<_, Infallible>(crate::api::not_found()) })
