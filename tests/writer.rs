@@ -75,15 +75,15 @@ async fn pings_sent_while_batches_commit_are_all_acknowledged_without_gaps() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quiet_pings_and_flipping_pings_of_one_check_share_one_numbering_and_survive_a_restart() {
+async fn plain_and_flipping_pings_of_one_check_share_one_numbering_and_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (service, check) = service_with_check(dir.path()).await;
     let service = std::sync::Arc::new(service);
-    // new -> up: a flip, so a job of the writer.
+    // new -> up.
     assert_eq!(service.record_ping(ping(check)).await.unwrap().n, 1);
 
-    // Every fifth ping a failure (up -> down, a job), the success after it a flip back (a
-    // job), the others quiet successes that the lane takes, all at once.
+    // Every fifth ping a failure (up -> down), the success after it a flip back up, the
+    // others plain successes that reach only the journal, all at once.
     let tasks: Vec<_> = (0..200)
         .map(|i| {
             let service = service.clone();

@@ -106,6 +106,14 @@ pub(crate) async fn handle(
             _ => {}
         }
     }
+    // Unknown UUIDs are answered from memory, without a trip through the writer. Not while
+    // the writer holds the state: the worker thread would wait for a whole batch, and the
+    // writer answers "not found" as well.
+    if let Target::Uuid(u) = &route.target
+        && app.service.try_read(|s| s.check(u).is_none()) == Some(true)
+    {
+        return answer(app, StatusCode::NOT_FOUND, "not found");
+    }
     let rid = match rid {
         None => None,
         Some(text) => match uuid::Uuid::try_parse(&text) {

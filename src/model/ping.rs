@@ -185,23 +185,6 @@ pub(crate) fn failure_held_back(check: &Check, kind: PingKind) -> bool {
     kind == PingKind::Fail && check.status == StoredStatus::Up
 }
 
-/// The kind [`record`] stores for a ping of `kind` when recording it changes no stored status
-/// and queues no notice, as most pings do (a success to a check that is up, a start, a log);
-/// None when it might, and the flip or notice must then be written with it. Conservative: a
-/// failure, or a success to a check that is not up or has a `min_duration`, answers None.
-pub(crate) fn quiet_kind(check: &Check, kind: PingKind) -> Option<PingKind> {
-    if check.status == StoredStatus::Paused && check.manual_resume {
-        return Some(PingKind::Ignored);
-    }
-    match kind {
-        PingKind::Start | PingKind::Log | PingKind::Ignored => Some(kind),
-        PingKind::Success if check.status == StoredStatus::Up && check.min_duration == 0 => {
-            Some(kind)
-        }
-        PingKind::Success | PingKind::Fail => None,
-    }
-}
-
 /// Pause or resume: the new stored status with its flip (silent: no reason); a running start
 /// is dropped.
 pub(crate) fn set_status(check: &mut Check, status: StoredStatus, now: Timestamp) -> Flip {
@@ -228,69 +211,6 @@ mod tests {
             ts("2020-01-01T00:00:00Z"),
             Uuid::nil(),
         )
-    }
-
-    #[test]
-    fn a_quiet_ping_is_recorded_as_said_without_flip_or_notice() {
-        let statuses = [
-            StoredStatus::New,
-            StoredStatus::Up,
-            StoredStatus::Down,
-            StoredStatus::Paused,
-        ];
-        let kinds = [
-            PingKind::Success,
-            PingKind::Fail,
-            PingKind::Start,
-            PingKind::Log,
-            PingKind::Ignored,
-        ];
-        let mut quiet = 0;
-        for status in statuses {
-            for kind in kinds {
-                for manual_resume in [false, true] {
-                    for min_duration in [0, 60] {
-                        for (fail_threshold, fails_in_row) in [(1, 0), (3, 1), (3, 2)] {
-                            for started in [false, true] {
-                                let mut c = check();
-                                c.status = status;
-                                c.manual_resume = manual_resume;
-                                c.min_duration = min_duration;
-                                c.fail_threshold = fail_threshold;
-                                c.fails_in_row = fails_in_row;
-                                if started {
-                                    c.last_start = Some(ts("2020-01-01T00:00:30Z"));
-                                }
-                                let Some(said) = quiet_kind(&c, kind) else {
-                                    continue;
-                                };
-                                quiet += 1;
-                                let before = c.n_pings;
-                                let (got, n, flip) =
-                                    record(&mut c, kind, None, ts("2020-01-01T00:01:00Z"));
-                                let case = format!(
-                                    "{status:?} {kind:?} {manual_resume} {min_duration} {fail_threshold}/{fails_in_row} {started}"
-                                );
-                                assert_eq!(got, said, "{case}");
-                                assert_eq!(n, before + 1, "{case}");
-                                assert!(flip.is_none(), "{case}");
-                                assert!(!failure_held_back(&c, got), "{case}");
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        assert!(quiet > 100, "most combinations are quiet: {quiet}");
-        let mut up = check();
-        up.status = StoredStatus::Up;
-        assert_eq!(quiet_kind(&up, PingKind::Success), Some(PingKind::Success));
-        assert_eq!(quiet_kind(&up, PingKind::Fail), None);
-        assert_eq!(
-            quiet_kind(&check(), PingKind::Success),
-            None,
-            "new -> up flips"
-        );
     }
 
     #[test]

@@ -15,7 +15,6 @@ pub mod health;
 pub(crate) mod journal;
 #[cfg(test)]
 mod journal_tests;
-pub(crate) mod lane;
 pub(crate) mod metrics;
 pub(crate) mod migrate;
 pub mod pings;
@@ -85,8 +84,6 @@ pub struct Service {
     state: Arc<RwLock<State>>,
     writer: Writer,
     writer_task: tokio::task::JoinHandle<()>,
-    /// Pings recorded in memory by their own requests, waiting for the writer's sync.
-    lane: Arc<lane::Lane>,
     /// Filled in when the monitor starts; the writer reports deadline changes to it.
     deadlines: writer::DeadlineSink,
     /// Signalled after each commit that queued alerts; the delivery worker waits on it.
@@ -192,7 +189,6 @@ impl Service {
         let metrics = Arc::new(metrics::Metrics::default());
         let alerts = Arc::new(tokio::sync::Notify::new());
         let health = Arc::new(health::StorageHealth::default());
-        let lane = Arc::new(lane::Lane::default());
         let (writer, writer_task) = Writer::start(
             store.clone(),
             state.clone(),
@@ -203,7 +199,6 @@ impl Service {
                 alerts: alerts.clone(),
                 health: health.clone(),
                 policy: config.storage,
-                lane: lane.clone(),
             },
         );
         Ok(Service {
@@ -211,7 +206,6 @@ impl Service {
             state,
             writer,
             writer_task,
-            lane,
             deadlines,
             alerts,
             clock,
@@ -235,14 +229,12 @@ impl Service {
             writer_task,
             store,
             state,
-            lane,
             ..
         } = self;
         drop(writer);
         if writer_task.await.is_err() {
             tracing::error!("the writer task failed");
         }
-        lane.fail_all(ServiceError::ShuttingDown);
         drop(state);
         drop(store);
     }
@@ -305,6 +297,16 @@ impl Service {
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         let guard = self.state.read().unwrap_or_else(PoisonError::into_inner);
         f(&guard)
+    }
+
+    /// Like [`Service::read`], but None at once while the writer holds the state (a batch
+    /// being applied) instead of blocking the caller's thread until it lets go.
+    pub(crate) fn try_read<R>(&self, f: impl FnOnce(&State) -> R) -> Option<R> {
+        match self.state.try_read() {
+            Ok(guard) => Some(f(&guard)),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(f(&e.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Runs `f` on the writer thread and waits for its commit.

@@ -175,12 +175,6 @@ impl State {
         seq
     }
 
-    /// Taking over from `before` (memory replaced by the file's state): journal numbers it
-    /// handed out are not handed out again, even those of pings that never reached the file.
-    pub(crate) fn continue_journal_numbers(&mut self, before: &State) {
-        self.next_journal_seq = self.next_journal_seq.max(before.next_journal_seq);
-    }
-
     /// The number the next journal entry gets.
     pub(crate) fn next_journal_seq(&self) -> u64 {
         self.next_journal_seq

@@ -633,7 +633,7 @@ pub(crate) fn read_sessions(
 }
 
 pub(crate) use backup::BackupReport;
-pub(crate) use write::{JournalEntry, WriteTxn};
+pub(crate) use write::WriteTxn;
 
 fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
     let r = decode::<JournalRecord>(bytes, "journal")?;

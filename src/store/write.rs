@@ -27,22 +27,6 @@ use crate::store::{
     SLUG_INDEX, StoreError, keys,
 };
 
-/// A ping's journal record, encoded: what goes into the journal table and the write-ahead log.
-#[derive(Debug)]
-pub(crate) struct JournalEntry(Vec<u8>);
-
-impl JournalEntry {
-    pub(crate) fn encode(ping: &Ping, body: &[u8]) -> Result<JournalEntry, StoreError> {
-        let record = JournalRecord {
-            check: ping.check.as_u128(),
-            n: ping.n,
-            ping: PingRecord::from(ping),
-            body: body.to_vec(),
-        };
-        Ok(JournalEntry(encode(&record)?))
-    }
-}
-
 /// Queued records after which a batch of pings alone opens the file to put them in.
 const APPLY_QUEUED_AT: usize = 2048;
 
@@ -318,15 +302,15 @@ impl WriteTxn {
         ping: &Ping,
         body: &[u8],
     ) -> Result<(), StoreError> {
-        self.put_journal_entry(seq, JournalEntry::encode(ping, body)?);
-        Ok(())
-    }
-
-    /// Appends a journal entry encoded beforehand (by a ping that did not wait in the writer's
-    /// queue, see `service::lane`).
-    pub(crate) fn put_journal_entry(&mut self, seq: u64, entry: JournalEntry) {
+        let record = JournalRecord {
+            check: ping.check.as_u128(),
+            n: ping.n,
+            ping: PingRecord::from(ping),
+            body: body.to_vec(),
+        };
         self.log.saw(seq);
-        self.journal.push((seq, entry.0));
+        self.journal.push((seq, encode(&record)?));
+        Ok(())
     }
 
     fn flush_journal(&mut self) -> Result<(), StoreError> {

@@ -58,9 +58,7 @@ pub(crate) fn filter(
                 let site = site.clone();
                 let body = boxed_body(body);
                 let path = path.as_str().to_string();
-                // Boxed: hyper and warp move the request's future several times, and the
-                // future of every page and API answer together is kilobytes.
-                Box::pin(handle(site, method, path, query, headers, remote, body))
+                async move { handle(site, method, path, query, headers, remote, body).await }
             },
         )
         .recover(|_| async { Ok::<_, Infallible>(crate::api::not_found()) })

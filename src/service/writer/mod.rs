@@ -13,9 +13,6 @@
 //! not need the file; folds wait for the next batch), while idle when its time comes. With
 //! nothing waiting in the log alone no timer runs.
 //!
-//! Most pings are not jobs: their requests record them in memory and leave them in the lane
-//! (`service::lane`), which every batch takes first and settles after its commit.
-//!
 //! After a commit that queued alerts, the writer signals the delivery worker (`notify`), so
 //! an alert starts out as soon as it is durable.
 //!
@@ -40,7 +37,6 @@ use crate::service::ServiceError;
 use crate::service::clock::Clock;
 use crate::service::health::{StorageHealth, StoragePolicy};
 use crate::service::journal::{self, FoldPlan};
-use crate::service::lane::Lane;
 use crate::service::metrics::Metrics;
 use crate::service::state::State;
 use crate::store::{Store, StoreError, WriteTxn};
@@ -136,7 +132,6 @@ struct Shared {
     alerts: Arc<Notify>,
     health: Arc<StorageHealth>,
     policy: StoragePolicy,
-    lane: Arc<Lane>,
     /// A checkpoint committing on a thread of its own while batches go on: a batch of pings
     /// alone does not need the file, so under load the pings do not wait for it.
     checkpointer: Mutex<Option<std::thread::JoinHandle<Option<Arc<StoreError>>>>>,
@@ -150,7 +145,6 @@ pub(crate) struct WriterParts {
     pub(crate) alerts: Arc<Notify>,
     pub(crate) health: Arc<StorageHealth>,
     pub(crate) policy: StoragePolicy,
-    pub(crate) lane: Arc<Lane>,
 }
 
 impl Writer {
@@ -172,7 +166,6 @@ impl Writer {
             alerts: parts.alerts,
             health: parts.health,
             policy: parts.policy,
-            lane: parts.lane,
             checkpointer: Mutex::new(None),
         });
         (Writer { jobs: tx, health }, tokio::spawn(run(rx, shared)))
@@ -246,15 +239,11 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
         // While commits wait in the write-ahead log alone, the checkpoint's time is a deadline
         // too; with none waiting the writer sleeps until a job comes.
         let next = match shared.store.checkpoint_due() {
-            None => tokio::select! {
-                job = rx.recv() => job.map(Some),
-                () = shared.lane.arrived() => Some(None),
-            },
+            None => rx.recv().await,
             Some(due) => {
                 let wait = due.saturating_duration_since(std::time::Instant::now());
                 tokio::select! {
-                    job = rx.recv() => job.map(Some),
-                    () = shared.lane.arrived() => Some(None),
+                    job = rx.recv() => job,
                     () = tokio::time::sleep(wait) => {
                         let worker = shared.clone();
                         let failed = tokio::task::spawn_blocking(move || {
@@ -393,12 +382,12 @@ fn checkpoint(shared: &Shared) -> Option<Arc<StoreError>> {
 /// memory, which may hold the batch's half-done changes, is rebuilt from the file (the
 /// caller does that on [`Drained::Panicked`]).
 fn drain(
-    first: Option<Job>,
+    first: Job,
     mut rx: mpsc::Receiver<Job>,
     shared: &Arc<Shared>,
 ) -> (mpsc::Receiver<Job>, Drained) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
-    batch.extend(first);
+    batch.push(first);
     loop {
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -406,7 +395,7 @@ fn drain(
                 Err(_) => break,
             }
         }
-        if batch.is_empty() && shared.lane.is_empty() {
+        if batch.is_empty() {
             return (rx, Drained::Idle);
         }
         let jobs = std::mem::take(&mut batch);
@@ -454,9 +443,8 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
             return (batch, io);
         }
     };
-    // The span of journal numbers taken from the lane, and how many.
-    let lane: Option<(u64, u64, usize)>;
-    let mut completions = Vec::with_capacity(batch.len());
+    let jobs = batch.len();
+    let mut completions = Vec::with_capacity(jobs);
     let mut touched = Vec::new();
     let alerts;
     let (failed, mut io_error, fold) = {
@@ -470,16 +458,6 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
             io_error: None,
             alerts: false,
         };
-        // Before the jobs: the lane's pings were numbered before anything this batch numbers.
-        let taken = shared.lane.take();
-        lane = taken
-            .first()
-            .zip(taken.last())
-            .map(|(f, l)| (f.seq, l.seq, taken.len()));
-        for entry in taken {
-            ctx.txn.put_journal_entry(entry.seq, entry.record);
-            ctx.touch(entry.check);
-        }
         for job in batch.drain(..) {
             ctx.now = shared.clock.now();
             completions.push(job(&mut ctx));
@@ -518,10 +496,7 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
         let started = std::time::Instant::now();
         let committed = txn.commit().map_err(Arc::new);
         if committed.is_ok() {
-            shared.metrics.batch_committed(
-                completions.len() + lane.map_or(0, |(_, _, n)| n),
-                started.elapsed(),
-            );
+            shared.metrics.batch_committed(jobs, started.elapsed());
         }
         committed
     };
@@ -550,11 +525,6 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
             }
         }
     }
-    if let Some((first, last, _)) = lane {
-        shared
-            .lane
-            .settle(first, last, result.clone().map_err(ServiceError::storage));
-    }
     for done in completions {
         done(result.clone());
     }
@@ -562,29 +532,10 @@ fn commit_batch(mut batch: Vec<Job>, shared: &Shared) -> (Vec<Job>, Option<Arc<S
 }
 
 /// Replaces the in-memory state with the file's (the file is the truth).
-///
-/// The lane's waiting pings are forgotten: memory held them, the file does not; their requests
-/// record them again on the new state. If the file cannot be read, they fail.
 fn reload(shared: &Shared) -> Result<(), StoreError> {
-    let fresh = State::load(&shared.store);
-    let mut state = shared.state.write().unwrap_or_else(PoisonError::into_inner);
-    match fresh {
-        Ok(mut fresh) => {
-            shared.lane.forget_all();
-            fresh.continue_journal_numbers(&state);
-            *state = fresh;
-            Ok(())
-        }
-        Err(e) => {
-            // Memory keeps them, so they must not be recorded again: they fail.
-            shared
-                .lane
-                .fail_all(ServiceError::StorageUnavailable(Arc::new(
-                    StoreError::Closed,
-                )));
-            Err(e)
-        }
-    }
+    let fresh = State::load(&shared.store)?;
+    *shared.state.write().unwrap_or_else(PoisonError::into_inner) = fresh;
+    Ok(())
 }
 
 fn notify_deadlines(shared: &Shared, mut touched: Vec<Uuid>) {
