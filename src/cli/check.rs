@@ -489,7 +489,7 @@ pub(crate) fn show_text(c: &Check, ctx: &ShowContext<'_>, now: Timestamp) -> Str
     line("manual resume", if c.manual_resume { "yes" } else { "no" });
     line(
         "methods",
-        if c.methods == "POST" {
+        if &*c.methods == "POST" {
             "POST only"
         } else {
             "any"

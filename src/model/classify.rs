@@ -38,7 +38,7 @@ pub(crate) fn classify_http(check: &Check, signal: Signal, method: &str, body: &
         Signal::Fail | Signal::Exit(_) => PingKind::Fail,
         Signal::Log => PingKind::Log,
     };
-    if check.methods == "POST" && method != "POST" {
+    if &*check.methods == "POST" && method != "POST" {
         return PingKind::Ignored;
     }
     if check.filter_http_body {

@@ -47,7 +47,7 @@ impl Serialize for CheckObject<'_> {
         } = *self;
         let root = urls.site_root;
         let (subject, subject_fail) = if check.filter_subject {
-            (check.success_kw.as_str(), check.failure_kw.as_str())
+            (&*check.success_kw, &*check.failure_kw)
         } else {
             ("", "")
         };

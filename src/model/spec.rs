@@ -301,10 +301,10 @@ pub(crate) fn apply(
     }
     let recompute_filter_subject = spec.subject.is_some() || spec.subject_fail.is_some();
     if let Some(subject) = &spec.subject {
-        check.success_kw.clone_from(subject);
+        check.success_kw = subject.as_str().into();
     }
     if let Some(subject_fail) = &spec.subject_fail {
-        check.failure_kw.clone_from(subject_fail);
+        check.failure_kw = subject_fail.as_str().into();
     }
     if recompute_filter_subject {
         check.filter_subject = !check.success_kw.is_empty() || !check.failure_kw.is_empty();
@@ -317,13 +317,18 @@ pub(crate) fn apply(
     copy(&mut check.slug, &spec.slug);
     copy(&mut check.tags, &spec.tags);
     copy(&mut check.desc, &spec.desc);
-    copy(&mut check.methods, &spec.methods);
+    let copy_boxed = |target: &mut Box<str>, source: &Option<String>| {
+        if let Some(v) = source {
+            *target = v.as_str().into();
+        }
+    };
+    copy_boxed(&mut check.methods, &spec.methods);
     if let Some(tz) = spec.tz {
         check.tz = std::borrow::Cow::Borrowed(tz);
     }
-    copy(&mut check.start_kw, &spec.start_kw);
-    copy(&mut check.success_kw, &spec.success_kw);
-    copy(&mut check.failure_kw, &spec.failure_kw);
+    copy_boxed(&mut check.start_kw, &spec.start_kw);
+    copy_boxed(&mut check.success_kw, &spec.success_kw);
+    copy_boxed(&mut check.failure_kw, &spec.failure_kw);
     let flag = |target: &mut bool, source: Option<bool>| {
         if let Some(v) = source {
             *target = v;

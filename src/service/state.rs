@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use smallvec::SmallVec;
 use uuid::Uuid;
 
 use crate::model::check::unique_key_digest;
@@ -29,7 +30,8 @@ pub struct State {
     checks_by_project: HashMap<Uuid, BTreeMap<u64, Uuid>>,
     /// Non-empty slugs only (the slug route never matches an empty one), keyed by a hash of
     /// (project, slug) so the slug is not stored twice; lookups compare the real slug.
-    checks_by_slug: HashMap<u64, Vec<Uuid>>,
+    /// Nearly every slug names one check: held inline, without an allocation per check.
+    checks_by_slug: HashMap<u64, SmallVec<[Uuid; 1]>>,
     checks_by_unique_key: HashMap<[u8; 20], Uuid>,
     channels: HashMap<Uuid, Channel>,
     next_seq: u64,

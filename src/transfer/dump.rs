@@ -354,10 +354,10 @@ pub(crate) fn dump_check(c: &Check) -> DumpCheck {
         schedule: c.schedule.to_string(),
         tz: c.tz.to_string(),
         manual_resume: c.manual_resume,
-        methods: c.methods.clone(),
-        start_kw: c.start_kw.clone(),
-        success_kw: c.success_kw.clone(),
-        failure_kw: c.failure_kw.clone(),
+        methods: c.methods.to_string(),
+        start_kw: c.start_kw.to_string(),
+        success_kw: c.success_kw.to_string(),
+        failure_kw: c.failure_kw.to_string(),
         filter_subject: c.filter_subject,
         filter_body: c.filter_body,
         filter_http_body: c.filter_http_body,
@@ -705,10 +705,10 @@ mod tests {
         assert_eq!(format!("{:?}", got.kind), "Cron");
         assert!(got.compiled.is_some());
         for (a, b) in [
-            (&got.name, &c.name),
-            (&got.slug, &c.slug),
-            (&got.tags, &c.tags),
-            (&got.success_kw, &c.success_kw),
+            (got.name.as_str(), c.name.as_str()),
+            (got.slug.as_str(), c.slug.as_str()),
+            (got.tags.as_str(), c.tags.as_str()),
+            (&*got.success_kw, &*c.success_kw),
         ] {
             assert_eq!(a, b);
         }
