@@ -299,13 +299,14 @@ pub(crate) fn apply(
         check.kind = Kind::Simple;
         check.timeout = timeout;
     }
+    let copy_boxed = |target: &mut Box<str>, source: &Option<String>| {
+        if let Some(v) = source {
+            *target = v.as_str().into();
+        }
+    };
     let recompute_filter_subject = spec.subject.is_some() || spec.subject_fail.is_some();
-    if let Some(subject) = &spec.subject {
-        check.success_kw = subject.as_str().into();
-    }
-    if let Some(subject_fail) = &spec.subject_fail {
-        check.failure_kw = subject_fail.as_str().into();
-    }
+    copy_boxed(&mut check.success_kw, &spec.subject);
+    copy_boxed(&mut check.failure_kw, &spec.subject_fail);
     if recompute_filter_subject {
         check.filter_subject = !check.success_kw.is_empty() || !check.failure_kw.is_empty();
     }
@@ -317,11 +318,6 @@ pub(crate) fn apply(
     copy(&mut check.slug, &spec.slug);
     copy(&mut check.tags, &spec.tags);
     copy(&mut check.desc, &spec.desc);
-    let copy_boxed = |target: &mut Box<str>, source: &Option<String>| {
-        if let Some(v) = source {
-            *target = v.as_str().into();
-        }
-    };
     copy_boxed(&mut check.methods, &spec.methods);
     if let Some(tz) = spec.tz {
         check.tz = std::borrow::Cow::Borrowed(tz);
