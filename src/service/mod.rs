@@ -38,6 +38,7 @@ pub use crate::store::StoreError;
 /// Why the data directory cannot be opened, and the data file's name: what callers of
 /// [`Service::open`] need to say about the store, without knowing the store.
 pub use crate::store::access::AccessDenied;
+pub use crate::store::postgres::{Database, PgError, Probe};
 pub use clock::Clock;
 pub use error::{AdminError, ServiceError};
 pub use state::State;

@@ -11,6 +11,7 @@ mod backup;
 mod crash_point;
 pub(crate) mod keys;
 mod ping_log;
+pub(crate) mod postgres;
 pub(crate) mod records;
 mod schema;
 mod wal;

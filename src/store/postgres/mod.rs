@@ -1,0 +1,288 @@
+//! PostgreSQL, the second storage engine (issue 19), as far as it is built: the database a
+//! `postgres://` URL names, the connection to it (tokio-postgres, TLS through rustls with
+//! libpq's `sslmode` meanings, see [`tls`]), and the probe that tells whether the database
+//! could hold Overdue's tables: reachable, the password taken, the right to create tables.
+//! Every way a connection fails is one [`PgError`] variant whose message says what to do.
+//!
+//! The URL is libpq's (`postgres://user:password@host:port/dbname?sslmode=require`); the
+//! password never appears in a message ([`Database::target`]).
+
+mod tls;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use tokio_postgres::config::Host;
+use tokio_postgres::error::SqlState;
+
+use tls::Tls;
+
+/// How long a connection attempt may take when the URL sets no `connect_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why a database cannot be used. Each message names the database (never the password) and
+/// says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    #[error("invalid database URL: {0}")]
+    InvalidUrl(String),
+    #[error(
+        "cannot reach PostgreSQL at {target}: {reason}; check that it runs and listens there \
+         (listen_addresses, port, firewall)"
+    )]
+    Unreachable { target: String, reason: String },
+    #[error(
+        "PostgreSQL at {target} refused the password of user {user:?}; check the URL's user \
+         and password"
+    )]
+    WrongPassword { target: String, user: String },
+    #[error("PostgreSQL at {target} refused the connection: {reason}; check pg_hba.conf")]
+    NotAllowed { target: String, reason: String },
+    #[error("PostgreSQL at {target} has no such database: {reason}; create it (createdb)")]
+    NoDatabase { target: String, reason: String },
+    #[error("TLS to PostgreSQL at {target} failed: {reason}")]
+    Tls { target: String, reason: String },
+    #[error(
+        "user {user:?} may not create tables in schema {schema:?} of {target}; make the user \
+         the database's owner, or GRANT CREATE ON SCHEMA {schema} TO {user}"
+    )]
+    NoPrivilege {
+        target: String,
+        user: String,
+        schema: String,
+    },
+    #[error("PostgreSQL at {target}: {reason}")]
+    Server { target: String, reason: String },
+}
+
+/// A database named by a URL, ready to connect to.
+#[derive(Debug, Clone)]
+pub struct Database {
+    config: tokio_postgres::Config,
+    tls: Tls,
+}
+
+/// What [`Database::probe`] found in a database that can be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The server's `server_version`.
+    pub server_version: String,
+    pub user: String,
+    pub database: String,
+    /// The schema tables would go in (the first of the user's `search_path` that exists).
+    pub schema: String,
+    /// Whether the session is encrypted.
+    pub tls: bool,
+}
+
+impl FromStr for Database {
+    type Err = PgError;
+
+    /// Parses a `postgres://` or `postgresql://` URL. `sslmode` and `sslrootcert` are
+    /// taken out and handled here ([`tls`]); the rest is tokio-postgres's.
+    fn from_str(url: &str) -> Result<Database, PgError> {
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(PgError::InvalidUrl(
+                "it must start with postgres:// (postgres://user:password@host/dbname)".into(),
+            ));
+        }
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut mode = None;
+        let mut root = None;
+        let mut rest = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            match k.as_ref() {
+                "sslmode" => mode = Some(v.into_owned()),
+                "sslrootcert" => root = Some(v.into_owned()),
+                _ => {
+                    rest.append_pair(&k, &v);
+                }
+            }
+        }
+        let rest = rest.finish();
+        let tls = Tls::from_params(mode.as_deref(), root.as_deref())?;
+        let url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{rest}")
+        };
+        let mut config = tokio_postgres::Config::from_str(&url)
+            .map_err(|e| PgError::InvalidUrl(e.to_string()))?;
+        if config.get_user().is_none() {
+            return Err(PgError::InvalidUrl(
+                "it names no user (postgres://user:password@host/dbname)".into(),
+            ));
+        }
+        if config.get_hosts().is_empty() {
+            config.host("localhost");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("overdue");
+        }
+        config.ssl_mode(tls.ssl_mode());
+        Ok(Database { config, tls })
+    }
+}
+
+impl Database {
+    /// `host:port/dbname` (the first host), for messages: never the password.
+    pub fn target(&self) -> String {
+        let host = match self.config.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => p.display().to_string(),
+            None => "localhost".into(),
+        };
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        let db = self
+            .config
+            .get_dbname()
+            .or(self.config.get_user())
+            .unwrap_or_default();
+        format!("{host}:{port}/{db}")
+    }
+
+    fn user(&self) -> String {
+        self.config.get_user().unwrap_or_default().to_string()
+    }
+
+    /// Opens a session; its connection runs on a task of its own until the client is dropped.
+    pub async fn connect(&self) -> Result<tokio_postgres::Client, PgError> {
+        let connector = self.tls.connector(&self.target())?;
+        let (client, connection) = self
+            .config
+            .connect(connector)
+            .await
+            .map_err(|e| self.explain(&e))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("PostgreSQL connection ended: {e}");
+            }
+        });
+        Ok(client)
+    }
+
+    /// Connects and checks that the tables could be created: the probe of `overdue doctor`.
+    pub async fn probe(&self) -> Result<Probe, PgError> {
+        let client = self.connect().await?;
+        let row = client
+            .query_one(
+                "SELECT current_setting('server_version'), current_user::text, \
+                 current_database()::text, coalesce(current_schema()::text, ''), \
+                 coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), \
+                 coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)",
+                &[],
+            )
+            .await
+            .map_err(|e| self.explain(&e))?;
+        let probe = Probe {
+            server_version: row.get(0),
+            user: row.get(1),
+            database: row.get(2),
+            schema: row.get(3),
+            tls: row.get(5),
+        };
+        let can_create: bool = row.get(4);
+        if !can_create {
+            return Err(PgError::NoPrivilege {
+                target: self.target(),
+                user: probe.user,
+                schema: if probe.schema.is_empty() {
+                    "public".into()
+                } else {
+                    probe.schema
+                },
+            });
+        }
+        Ok(probe)
+    }
+
+    /// The one mapping of tokio-postgres's errors to ours.
+    fn explain(&self, e: &tokio_postgres::Error) -> PgError {
+        let target = self.target();
+        if let Some(db) = e.as_db_error() {
+            let reason = db.message().to_string();
+            return match *db.code() {
+                SqlState::INVALID_PASSWORD => PgError::WrongPassword {
+                    target,
+                    user: self.user(),
+                },
+                SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+                    PgError::NotAllowed { target, reason }
+                }
+                SqlState::INVALID_CATALOG_NAME => PgError::NoDatabase { target, reason },
+                SqlState::INSUFFICIENT_PRIVILEGE => PgError::NoPrivilege {
+                    target,
+                    user: self.user(),
+                    schema: "public".into(),
+                },
+                _ => PgError::Server { target, reason },
+            };
+        }
+        let reason = chain(e);
+        if e.to_string().contains("TLS") {
+            return PgError::Tls { target, reason };
+        }
+        let io = std::iter::successors(std::error::Error::source(e), |s| s.source())
+            .any(<dyn std::error::Error>::is::<std::io::Error>);
+        if io {
+            PgError::Unreachable { target, reason }
+        } else {
+            PgError::Server { target, reason }
+        }
+    }
+}
+
+/// An error and its sources, as one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_parsed_with_libpq_ssl_parameters_taken_out() {
+        let db: Database = "postgres://ov:s3cret@db.example:6543/overdue?sslmode=require&\
+                            application_name=x"
+            .parse()
+            .expect("url");
+        assert_eq!(db.target(), "db.example:6543/overdue");
+        assert_eq!(db.tls, Tls::Unverified { required: true });
+        assert_eq!(db.config.get_application_name(), Some("x"));
+        assert_eq!(db.config.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
+        let db: Database = "postgresql://ov@localhost/overdue".parse().expect("url");
+        assert_eq!(db.target(), "localhost:5432/overdue");
+        assert_eq!(db.config.get_application_name(), Some("overdue"));
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_echoing_the_password() {
+        for (url, says) in [
+            ("mysql://u:p@h/d", "postgres://"),
+            ("postgres://h/d", "no user"),
+            (
+                "postgres://u:hunter2@h/d?sslmode=sometimes",
+                "sslmode=sometimes",
+            ),
+            ("postgres://u:hunter2@h:notaport/d", "invalid"),
+        ] {
+            let e = url.parse::<Database>().expect_err(url).to_string();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains("hunter2"), "{url}: {e}");
+        }
+    }
+}
