@@ -8,6 +8,7 @@
 #![allow(unreachable_pub)]
 
 mod common;
+mod pgcluster;
 mod process;
 mod receivers;
 mod smallfs;
@@ -37,6 +38,7 @@ mod monitor;
 mod notify;
 mod ops;
 mod packaging;
+mod postgres_doctor;
 mod project_rules;
 mod rules;
 mod rules_kill;

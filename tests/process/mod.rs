@@ -44,6 +44,7 @@ pub const OVERDUE_VARS: &[&str] = &[
     "OVERDUE_RETRY_BASE",
     "OVERDUE_DELIVERY_TIMEOUT",
     "NOTIFY_SOCKET",
+    "OVERDUE_DATABASE",
 ];
 pub const STARTUP_DEADLINE: Duration = Duration::from_secs(10);
 /// Read and write timeout of every test connection.

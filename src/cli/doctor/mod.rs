@@ -10,6 +10,7 @@
 //! The judgements are plain functions of gathered facts (unit-tested below); gathering the
 //! facts is the only I/O.
 
+pub(crate) mod database;
 pub(crate) mod settings;
 
 use std::io::{BufRead, BufReader, Write};
@@ -56,6 +57,15 @@ pub(crate) struct DoctorArgs {
     /// The public base URL `serve` is given [default: http:// + the listen address].
     #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
     pub site_root: Option<String>,
+    /// A PostgreSQL database to check (`postgres://user:password@host/dbname?sslmode=...`):
+    /// reachable, the password taken, the right to create tables, TLS.
+    #[arg(
+        long,
+        env = "OVERDUE_DATABASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub database: Option<String>,
 }
 
 /// One finding: fine (what was seen), a warning (works, but maybe not as meant) or a problem
@@ -452,6 +462,9 @@ pub(crate) async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
     findings.extend(settings::judge_alerts(&settings));
     if let Some(listen) = &settings.listen {
         findings.push(probe_listen(listen).await);
+    }
+    if let Some(url) = &args.database {
+        findings.push(database::check(url).await);
     }
     render(&findings)
 }
