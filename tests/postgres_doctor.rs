@@ -61,18 +61,35 @@ fn doctor_finds_a_usable_database_and_says_what_is_wrong_with_unusable_ones() {
     let missing = doctor_database(&missing);
     assert!(missing.contains("no such database"), "{missing}");
 
-    let nobody = format!("postgres://overdue:x@127.0.0.1:{}/overdue", free_port());
-    let nobody = doctor_database(&nobody);
-    assert!(
-        nobody.contains("cannot reach PostgreSQL at 127.0.0.1:"),
-        "{nobody}"
-    );
-
     let plain = doctor_database(&pg.url("overdue", OWNER_PASSWORD, "sslmode=require"));
     assert!(
         plain.contains("TLS to PostgreSQL") && plain.contains("does not support TLS"),
         "{plain}"
     );
+}
+
+/// Needs no PostgreSQL: nothing listening, a listener that never speaks, a bad URL.
+#[test]
+fn doctor_says_what_is_wrong_when_there_is_no_database_to_talk_to() {
+    let nobody = format!("postgres://overdue:x@127.0.0.1:{}/overdue", free_port());
+    let nobody = doctor_database(&nobody);
+    assert!(
+        nobody.contains("cannot reach PostgreSQL at 127.0.0.1:") && nobody.contains("refused"),
+        "{nobody}"
+    );
+    // The kernel completes the connection from the backlog; nobody ever answers on it.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let started = std::time::Instant::now();
+    let line = doctor_database(&format!(
+        "postgres://overdue:x@127.0.0.1:{port}/overdue?sslmode=disable&connect_timeout=1"
+    ));
+    assert!(
+        line.contains("no answer to the sign-in within 1s"),
+        "{line}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    drop(silent);
 
     let bad = doctor_database("postgres://overdue@127.0.0.1/overdue?sslmode=sometimes");
     assert!(

@@ -150,3 +150,6 @@ pub(crate) const DOCTOR_MIN_FREE_BYTES: u64 = 256 << 20;
 pub(crate) const DOCTOR_CLOCK_SLACK_SECS: i64 = 300;
 /// How long `overdue doctor` waits for a TCP connection or an SMTP banner.
 pub(crate) const DOCTOR_NET_TIMEOUT_SECS: u64 = 5;
+/// How long opening a PostgreSQL session may take (TCP, TLS and sign-in together) when the
+/// URL sets no `connect_timeout`; a query then gets as long again.
+pub(crate) const DATABASE_CONNECT_TIMEOUT_SECS: u64 = 5;

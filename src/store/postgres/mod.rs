@@ -15,10 +15,10 @@ use std::time::Duration;
 use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
+use crate::model::limits::DATABASE_CONNECT_TIMEOUT_SECS;
 use tls::Tls;
 
-/// How long a connection attempt may take when the URL sets no `connect_timeout`.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(DATABASE_CONNECT_TIMEOUT_SECS);
 
 /// Why a database cannot be used. Each message names the database (never the password) and
 /// says what to change.
@@ -148,14 +148,33 @@ impl Database {
         self.config.get_user().unwrap_or_default().to_string()
     }
 
+    /// The URL's `connect_timeout`, or ours.
+    fn timeout(&self) -> Duration {
+        self.config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT)
+    }
+
+    /// The error of a step that got no answer in time: a server that takes the connection but
+    /// never speaks (a wrong port, a stuck proxy) is as good as unreachable.
+    fn silent(&self, step: &str) -> PgError {
+        PgError::Unreachable {
+            target: self.target(),
+            reason: format!("no answer to {step} within {:?}", self.timeout()),
+        }
+    }
+
     /// Opens a session; its connection runs on a task of its own until the client is dropped.
+    /// tokio-postgres's `connect_timeout` covers the TCP connection only; this covers the TLS
+    /// handshake and the sign-in too.
     pub async fn connect(&self) -> Result<tokio_postgres::Client, PgError> {
         let connector = self.tls.connector(&self.target())?;
-        let (client, connection) = self
-            .config
-            .connect(connector)
-            .await
-            .map_err(|e| self.explain(&e))?;
+        let (client, connection) =
+            tokio::time::timeout(self.timeout(), self.config.connect(connector))
+                .await
+                .map_err(|_| self.silent("the sign-in"))?
+                .map_err(|e| self.explain(&e))?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("PostgreSQL connection ended: {e}");
@@ -167,15 +186,16 @@ impl Database {
     /// Connects and checks that the tables could be created: the probe of `overdue doctor`.
     pub async fn probe(&self) -> Result<Probe, PgError> {
         let client = self.connect().await?;
-        let row = client
-            .query_one(
-                "SELECT current_setting('server_version'), current_user::text, \
+        let query = client.query_one(
+            "SELECT current_setting('server_version'), current_user::text, \
                  current_database()::text, coalesce(current_schema()::text, ''), \
                  coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), \
                  coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)",
-                &[],
-            )
+            &[],
+        );
+        let row = tokio::time::timeout(self.timeout(), query)
             .await
+            .map_err(|_| self.silent("a query"))?
             .map_err(|e| self.explain(&e))?;
         let probe = Probe {
             server_version: row.get(0),
