@@ -1,6 +1,7 @@
 //! Overdue's integration tests, as one test binary (ripgrep's layout): each module is a theme,
 //! and the helpers (`common`: an in-process server; `process`: the real binary; `receivers`:
-//! webhook and SMTP receivers; `smallfs`: a small loop-mounted filesystem) are compiled once.
+//! webhook and SMTP receivers; `smallfs`: a small loop-mounted filesystem; `pgcluster`: a
+//! throwaway PostgreSQL cluster) are compiled once.
 //! Most tests start the real server on 127.0.0.1:0 with a temporary data directory and talk to
 //! it as a client would. Run one theme with `cargo test --test integration storage::`.
 

@@ -50,7 +50,6 @@ mod tests {
         Probe {
             server_version: "15.18".into(),
             user: "overdue".into(),
-            database: "overdue".into(),
             schema: "public".into(),
             tls,
         }

@@ -1,6 +1,7 @@
 //! `overdue doctor`: looks at what a running service depends on (the data directory and its
 //! permissions, free disk, the clock, the public URL, the SMTP server, the listen address,
-//! whether alerts reach anyone) and states each problem in one plain sentence with its fix.
+//! whether alerts reach anyone, and with `--database` a PostgreSQL database) and states each
+//! problem in one plain sentence with its fix.
 //! Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
 //!
 //! When a service runs on the data directory, `doctor` checks the settings it runs with (asked

@@ -68,7 +68,6 @@ pub struct Probe {
     /// The server's `server_version`.
     pub server_version: String,
     pub user: String,
-    pub database: String,
     /// The schema tables would go in (the first of the user's `search_path` that exists).
     pub schema: String,
     /// Whether the session is encrypted.
@@ -188,7 +187,7 @@ impl Database {
         let client = self.connect().await?;
         let query = client.query_one(
             "SELECT current_setting('server_version'), current_user::text, \
-                 current_database()::text, coalesce(current_schema()::text, ''), \
+                 coalesce(current_schema()::text, ''), \
                  coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), \
                  coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)",
             &[],
@@ -197,14 +196,15 @@ impl Database {
             .await
             .map_err(|_| self.silent("a query"))?
             .map_err(|e| self.explain(&e))?;
+        // try_get, not get: a server that answers with other types is an error, not a panic.
+        let read = |e: tokio_postgres::Error| self.explain(&e);
         let probe = Probe {
-            server_version: row.get(0),
-            user: row.get(1),
-            database: row.get(2),
-            schema: row.get(3),
-            tls: row.get(5),
+            server_version: row.try_get(0).map_err(read)?,
+            user: row.try_get(1).map_err(read)?,
+            schema: row.try_get(2).map_err(read)?,
+            tls: row.try_get(4).map_err(read)?,
         };
-        let can_create: bool = row.get(4);
+        let can_create: bool = row.try_get(3).map_err(read)?;
         if !can_create {
             return Err(PgError::NoPrivilege {
                 target: self.target(),
