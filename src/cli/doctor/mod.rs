@@ -58,8 +58,8 @@ pub(crate) struct DoctorArgs {
     /// The public base URL `serve` is given [default: http:// + the listen address].
     #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
     pub site_root: Option<String>,
-    /// A PostgreSQL database to check (`postgres://user:password@host/dbname?sslmode=...`):
-    /// reachable, the password taken, the right to create tables, TLS.
+    /// A PostgreSQL database to check: reachable, the password taken, the right to create
+    /// tables, TLS. A libpq URL: postgres://user:password@host:port/dbname?sslmode=require
     #[arg(
         long,
         env = "OVERDUE_DATABASE",
