@@ -54,6 +54,12 @@ fn doctor_finds_a_usable_database_and_says_what_is_wrong_with_unusable_ones() {
         "{reader}"
     );
 
+    let stranger = doctor_database(&pg.url("stranger", "stranger-pw", ""));
+    assert!(
+        stranger.contains("permission denied for database"),
+        "{stranger}"
+    );
+
     let missing = format!(
         "postgres://overdue:{OWNER_PASSWORD}@127.0.0.1:{}/nosuch",
         pg.port

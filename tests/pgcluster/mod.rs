@@ -4,7 +4,8 @@
 //! has it; optionally TLS with a certificate from a CA of its own (`openssl`).
 //!
 //! Roles made for the tests: `overdue` (password [`OWNER_PASSWORD`]), owner of database
-//! `overdue`; `reader` (password [`READER_PASSWORD`]), who may connect but not create tables.
+//! `overdue`; `reader` (password [`READER_PASSWORD`]), who may connect but not create tables;
+//! `stranger` (password `stranger-pw`), who may not even connect to it.
 //!
 //! Outside CI a machine without PostgreSQL skips these tests ([`Cluster::start`] gives None);
 //! in CI (`CI` set, as `.ci/run` does) a missing server is a failure.
@@ -233,6 +234,15 @@ impl Cluster {
         sql(
             "postgres",
             &format!("CREATE ROLE reader LOGIN PASSWORD '{READER_PASSWORD}'"),
+        );
+        sql(
+            "postgres",
+            "CREATE ROLE stranger LOGIN PASSWORD 'stranger-pw'",
+        );
+        sql(
+            "postgres",
+            "REVOKE CONNECT ON DATABASE overdue FROM PUBLIC; \
+             GRANT CONNECT ON DATABASE overdue TO reader",
         );
         // PostgreSQL 15 takes CREATE on public from everyone by default; older ones do not.
         sql(

@@ -21,7 +21,7 @@ use tls::Tls;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(DATABASE_CONNECT_TIMEOUT_SECS);
 
 /// Why a database cannot be used. Each message names the database (never the password) and
-/// says what to change.
+/// says what to change, or gives the server's own words where those say it.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
     #[error("invalid database URL: {0}")]
@@ -233,11 +233,8 @@ impl Database {
                     PgError::NotAllowed { target, reason }
                 }
                 SqlState::INVALID_CATALOG_NAME => PgError::NoDatabase { target, reason },
-                SqlState::INSUFFICIENT_PRIVILEGE => PgError::NoPrivilege {
-                    target,
-                    user: self.user(),
-                    schema: "public".into(),
-                },
+                // Anything else, a refused CONNECT right included ("permission denied for
+                // database"), in the server's own words.
                 _ => PgError::Server { target, reason },
             };
         }
