@@ -530,6 +530,32 @@ async fn ping_rate_limit_answers_ok_without_recording() {
     s.stop().await;
 }
 
+/// A check pinged by slug and by UUID has one bucket: the slug is looked up to its check.
+#[tokio::test]
+async fn ping_rate_limit_counts_slug_and_uuid_pings_of_a_check_together() {
+    let s = TestServer::start_with(Options {
+        api: overdue::api::ApiConfig {
+            ping_rate_limit: 2,
+            api_rate_limit: 0,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await;
+    let c = s
+        .create(json!({"name": "nightly", "slug": "nightly"}))
+        .await;
+    let uuid = c["uuid"].as_str().unwrap();
+    let by_slug = format!("{}/nightly", s.ping_key);
+    let mut answers = Vec::new();
+    for path in [by_slug.as_str(), by_slug.as_str(), uuid] {
+        answers.push(ping(&s, Method::GET, path).await.text().await.unwrap());
+    }
+    assert_eq!(answers, ["OK", "OK", "OK (rate-limited)"]);
+    assert_eq!(s.get_check(uuid).await["n_pings"], 2);
+    s.stop().await;
+}
+
 /// Issue 13.4: `?create=1` names the new check after the slug, so the API's limits for a
 /// slug and a name apply: too long is 400 with the API's reason, and nothing is created.
 #[tokio::test]

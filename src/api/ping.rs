@@ -16,8 +16,8 @@ use crate::api::response::text_response;
 use crate::api::{App, BodyError, BodyStream, client, read_body};
 use crate::model::limits::USER_AGENT_MAX_CHARS;
 use crate::model::signal::Target;
-use crate::service::ServiceError;
 use crate::service::pings::PingRequest;
+use crate::service::{ServiceError, State};
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const PING_BODY_LIMIT: HeaderName = HeaderName::from_static("ping-body-limit");
@@ -79,6 +79,27 @@ fn error_answer(app: &App, e: &ServiceError) -> Response {
     r
 }
 
+/// The one check a slug names (None: none or several), for the per-check rate limit. Read
+/// without blocking this worker thread: while the writer holds the state for a batch, the
+/// lookup waits on a blocking thread instead.
+async fn check_of_slug(app: &App, ping_key: &str, slug: &str) -> Option<uuid::Uuid> {
+    fn lookup(s: &State, ping_key: &str, slug: &str) -> Option<uuid::Uuid> {
+        let project = s.project_by_ping_key(ping_key)?.uuid;
+        match s.checks_by_slug(&project, slug).as_slice() {
+            [one] => Some(one.uuid),
+            _ => None,
+        }
+    }
+    if let Some(found) = app.service.try_read(|s| lookup(s, ping_key, slug)) {
+        return found;
+    }
+    let (service, ping_key, slug) = (app.service.clone(), ping_key.to_string(), slug.to_string());
+    tokio::task::spawn_blocking(move || service.read(|s| lookup(s, &ping_key, &slug)))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Handles `/ping/<rest>`.
 pub(crate) async fn handle(
     app: &App,
@@ -134,13 +155,7 @@ pub(crate) async fn handle(
     if let Some(limiter) = &app.ping_limiter {
         let key = match &route.target {
             Target::Uuid(u) => Some(*u),
-            Target::Slug { ping_key, slug } => app.service.read(|s| {
-                let project = s.project_by_ping_key(ping_key)?.uuid;
-                match s.checks_by_slug(&project, slug).as_slice() {
-                    [one] => Some(one.uuid),
-                    _ => None,
-                }
-            }),
+            Target::Slug { ping_key, slug } => check_of_slug(app, ping_key, slug).await,
         };
         if let Some(check) = key
             && limiter.check(&check.to_string()).is_err()
