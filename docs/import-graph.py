@@ -24,7 +24,7 @@ LAYERS = [
     ["service"],
     ["store", "transfer"],
     ["model"],
-    ["schedule", "tls"],
+    ["schedule", "tls", "error_line"],
 ]
 # `crate::x` anywhere, and the names inside `use crate::{x, y::z}`.
 PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod cli;
 pub mod email;
+pub(crate) mod error_line;
 pub mod model;
 pub mod monitor;
 pub mod notify;

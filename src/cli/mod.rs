@@ -198,15 +198,7 @@ pub fn main() -> ExitCode {
 /// text after the error's own, and errors whose message already includes their source (an
 /// I/O error's "Permission denied", say) would then say it twice.
 fn error_chain(e: &anyhow::Error) -> String {
-    let mut line = e.to_string();
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            line.push_str(": ");
-            line.push_str(&text);
-        }
-    }
-    line
+    crate::error_line::error_line(e.as_ref())
 }
 
 /// Prints a command's output and turns its code into the process's exit code. Colours in the

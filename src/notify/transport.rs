@@ -11,6 +11,7 @@ use lettre::message::Mailbox;
 use lettre::message::header::{ContentType, MIME_VERSION_1_0};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
+use crate::error_line::error_line;
 use crate::notify::{Command, Email, HttpRequest, NotifyConfig, Outgoing};
 
 /// The outcome of one attempt: a status code when the receiver answered, and an error text
@@ -74,7 +75,7 @@ impl Transports {
             .connect_timeout(config.timeout)
             .redirect(reqwest::redirect::Policy::limited(3))
             .build()
-            .map_err(|e| TransportError::Http(error_chain(&e)))?;
+            .map_err(|e| TransportError::Http(error_line(&e)))?;
         let smtp = match &config.smtp_url {
             None => None,
             Some(url) => {
@@ -128,7 +129,7 @@ impl Transports {
             builder = builder.body(body.clone());
         }
         match builder.send().await {
-            Err(e) => Attempt::failed(None, error_chain(&e)),
+            Err(e) => Attempt::failed(None, error_line(&e)),
             Ok(resp) => {
                 let code = resp.status().as_u16();
                 let accepted = match req.accept {
@@ -173,7 +174,7 @@ impl Transports {
             Ok(resp) => Attempt::ok(resp.code().to_string().parse().ok()),
             Err(e) => Attempt::failed(
                 e.status().and_then(|c| c.to_string().parse().ok()),
-                error_chain(&e),
+                error_line(&e),
             ),
         }
     }
@@ -217,19 +218,4 @@ impl Transports {
             },
         }
     }
-}
-
-/// An error with its sources, `a: b: c` (reqwest's top level alone says little).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }

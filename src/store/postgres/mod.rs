@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
+use crate::error_line::error_line;
 use crate::model::limits::DATABASE_CONNECT_TIMEOUT_SECS;
 use tls::Tls;
 
@@ -238,7 +239,7 @@ impl Database {
                 _ => PgError::Server { target, reason },
             };
         }
-        let reason = chain(e);
+        let reason = error_line(e);
         if e.to_string().contains("TLS") {
             return PgError::Tls { target, reason };
         }
@@ -250,21 +251,6 @@ impl Database {
             PgError::Server { target, reason }
         }
     }
-}
-
-/// An error and its sources, as one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
 }
 
 #[cfg(test)]
