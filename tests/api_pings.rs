@@ -508,9 +508,9 @@ async fn user_agent_and_proxy_headers() {
     s.stop().await;
 }
 
-#[tokio::test]
-async fn ping_rate_limit_answers_ok_without_recording() {
-    let s = TestServer::start_with(Options {
+/// A server that takes two pings a minute per check.
+async fn two_pings_a_minute() -> TestServer {
+    TestServer::start_with(Options {
         api: overdue::api::ApiConfig {
             ping_rate_limit: 2,
             api_rate_limit: 0,
@@ -518,7 +518,12 @@ async fn ping_rate_limit_answers_ok_without_recording() {
         },
         ..Default::default()
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn ping_rate_limit_answers_ok_without_recording() {
+    let s = two_pings_a_minute().await;
     let c = s.create(json!({})).await;
     let uuid = c["uuid"].as_str().unwrap();
     let mut answers = Vec::new();
@@ -533,15 +538,7 @@ async fn ping_rate_limit_answers_ok_without_recording() {
 /// A check pinged by slug and by UUID has one bucket: the slug is looked up to its check.
 #[tokio::test]
 async fn ping_rate_limit_counts_slug_and_uuid_pings_of_a_check_together() {
-    let s = TestServer::start_with(Options {
-        api: overdue::api::ApiConfig {
-            ping_rate_limit: 2,
-            api_rate_limit: 0,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .await;
+    let s = two_pings_a_minute().await;
     let c = s
         .create(json!({"name": "nightly", "slug": "nightly"}))
         .await;
