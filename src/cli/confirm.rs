@@ -5,10 +5,10 @@
 //! script never deletes by accident nor hangs waiting for an answer.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 
 use crate::cli::admin::{AdminCommand, AdminOutput, ProjectCmd};
 use crate::cli::control;
+use crate::cli::datadir::Place;
 use crate::cli::protocol::Reply;
 
 /// What to do about a destructive command.
@@ -61,7 +61,7 @@ fn destructive(cmd: &AdminCommand) -> Option<(AdminCommand, bool)> {
 
 /// Lets `cmd` run (Ok) or says why not (the output to print). Commands that delete at most
 /// one object pass at once.
-pub(crate) async fn confirm(data: &Path, cmd: &AdminCommand) -> Result<(), AdminOutput> {
+pub(crate) async fn confirm(data: &Place, cmd: &AdminCommand) -> Result<(), AdminOutput> {
     let Some((query, yes)) = destructive(cmd) else {
         return Ok(());
     };

@@ -29,6 +29,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::cli::admin::{self, AdminCommand, AdminOutput, USAGE_EXIT};
 use crate::cli::datadir;
+use crate::cli::datadir::Place;
 use crate::cli::protocol::{self, Command, Refusal, Reply, Request, UNVERSIONED, bad_request};
 use crate::cli::session::{self, ExportSession, ImportSession};
 use crate::model::limits::{
@@ -516,10 +517,11 @@ async fn ask(conn: &mut Conn, cmd: AdminCommand) -> Reply {
 /// Connects to the running service if there is one, else opens the data file here (creating
 /// it only when `may_create`).
 pub(crate) async fn open(
-    data: &Path,
+    place: &Place,
     patience: Patience,
     may_create: bool,
 ) -> Result<Endpoint, AdminOutput> {
+    let data = place.dir.as_path();
     if let Some(conn) = connect(data, patience).await? {
         return Ok(Endpoint::Socket(conn));
     }
@@ -528,6 +530,7 @@ pub(crate) async fn open(
         notify: crate::cli::serve::from_env()
             .map(|args| args.notify_config())
             .unwrap_or_default(),
+        database: place.database.clone(),
         ..ServiceConfig::default()
     };
     let opened = if may_create {
@@ -548,15 +551,15 @@ pub(crate) async fn open(
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 /// Its output as text.
-pub(crate) async fn run_admin(data: &Path, cmd: AdminCommand) -> AdminOutput {
-    request(data, cmd).await.text()
+pub(crate) async fn run_admin(place: &Place, cmd: AdminCommand) -> AdminOutput {
+    request(place, cmd).await.text()
 }
 
 /// Runs an admin command: through the running service if there is one, else on the file.
 /// Its reply, typed for the commands whose result is data.
-pub(crate) async fn request(data: &Path, cmd: AdminCommand) -> Reply {
+pub(crate) async fn request(place: &Place, cmd: AdminCommand) -> Reply {
     let may_create = cmd.may_create_data();
-    match open(data, Patience::for_command(&cmd), may_create).await {
+    match open(place, Patience::for_command(&cmd), may_create).await {
         Ok(Endpoint::Socket(mut conn)) => ask(&mut conn, cmd).await,
         Ok(Endpoint::Local(service)) => {
             let reply = admin::answer(&service, cmd).await;

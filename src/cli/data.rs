@@ -16,6 +16,7 @@ use clap::Args;
 
 use crate::cli::admin::{AdminCommand, AdminOutput, count};
 use crate::cli::control::{self, Patience};
+use crate::cli::datadir::Place;
 use crate::cli::progress;
 use crate::cli::session::{ExportPiece, ImportMsg, Link, counts};
 use crate::service::transfer::{Counts, PART};
@@ -113,7 +114,7 @@ pub(crate) fn backup_command(args: &BackupArgs) -> Result<AdminCommand, String> 
 
 /// Runs a backup, with a spinner counting the bytes of `FILE.tmp` as it grows (whoever
 /// writes it, this process or the service).
-pub(crate) async fn run_backup(data: &Path, cmd: AdminCommand) -> AdminOutput {
+pub(crate) async fn run_backup(data: &Place, cmd: AdminCommand) -> AdminOutput {
     let tmp = match &cmd {
         AdminCommand::Backup { path, .. } if progress::shown() => {
             let mut tmp = path.as_os_str().to_owned();
@@ -150,7 +151,7 @@ fn session_patience() -> Patience {
 /// or with `output` to that file, created 0600 (the export holds key hashes and the badge
 /// secret, and the shell's umask would leave it readable to others), through `FILE.tmp`.
 pub(crate) async fn export(
-    data: &Path,
+    data: &Place,
     project: Option<String>,
     output: Option<&Path>,
 ) -> AdminOutput {
@@ -324,7 +325,7 @@ struct Sent {
 }
 
 /// `import FILE`: a check pass over the whole dump, then a store pass, in parts.
-pub(crate) async fn import(data: &Path, file: &Path, project: Option<&str>) -> AdminOutput {
+pub(crate) async fn import(data: &Place, file: &Path, project: Option<&str>) -> AdminOutput {
     let spooled = if file == Path::new("-") {
         match Spooled::stdin() {
             Ok(s) => Some(s),

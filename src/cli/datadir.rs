@@ -77,6 +77,14 @@ pub(crate) fn in_use(dir: &Path) -> bool {
 }
 
 /// The data directory for a command, looking at the disk only when `explicit` is `None`.
+/// Where a command finds the data: the data directory (the control socket, and the data
+/// file unless a database is named) and the PostgreSQL database, if one is.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    pub(crate) dir: PathBuf,
+    pub(crate) database: Option<crate::service::Database>,
+}
+
 pub(crate) fn choose(explicit: Option<&Path>, purpose: Purpose) -> PathBuf {
     if explicit.is_some() {
         return resolve(explicit, purpose, Found::default(), Path::new(PACKAGED));

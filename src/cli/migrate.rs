@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
 
 use crate::cli::admin::{AdminCommand, AdminOutput};
 use crate::cli::control;
+use crate::cli::datadir::Place;
 use crate::cli::protocol::{Migrated, MigratedOutcome, Reply};
 use crate::model::project::is_ping_key;
 use crate::service::migrate::MigrateOutcome;
@@ -182,7 +182,7 @@ impl Tally {
 
 /// Copies every check of a Healthchecks project: progress on stderr, the summary on stdout.
 pub(crate) async fn migrate(
-    data: &Path,
+    data: &Place,
     url: &str,
     api_key: &str,
     project: Option<String>,

@@ -41,6 +41,19 @@ pub struct Cli {
     #[arg(long, global = true, env = "OVERDUE_DATA", value_name = "DIR")]
     pub(crate) data: Option<PathBuf>,
 
+    /// PostgreSQL instead of the data file: `postgres://user:password@host/dbname` (libpq's
+    /// URL; add ?sslmode=require or verify-full for TLS). The data directory then holds only
+    /// the control socket. `serve` creates the tables; other commands go through the
+    /// control socket of the node running beside them, or straight to the database.
+    #[arg(
+        long,
+        global = true,
+        env = "OVERDUE_DATABASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: Option<String>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -124,6 +137,34 @@ pub fn main() -> ExitCode {
         _ => datadir::Purpose::Admin,
     };
     let data = datadir::choose(cli.data.as_deref(), purpose);
+    if let Command::Doctor(args) = &cli.command {
+        let place = datadir::Place {
+            dir: data,
+            database: None,
+        };
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("overdue: cannot start the async runtime: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        return finish(&runtime.block_on(doctor::run(&place, cli.database.as_deref(), args)));
+    }
+    let database = match cli.database.as_deref().map(str::parse).transpose() {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("overdue: --database: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let data = datadir::Place {
+        dir: data,
+        database,
+    };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Command::Serve(args) = &cli.command {
         let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -186,7 +227,7 @@ pub fn main() -> ExitCode {
                 (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Doctor(args) => return finish(&runtime.block_on(doctor::run(&data, &args))),
+        Command::Doctor(_) => return ExitCode::SUCCESS,
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
         return finish(&refused);

@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::api::ApiConfig;
 use crate::cli::control;
+use crate::cli::datadir::Place;
 use crate::model::limits::{
     DEFAULT_API_RATE_LIMIT, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_DELIVERY_TIMEOUT_SECS,
     DEFAULT_DELIVERY_TRIES, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS,
@@ -288,6 +289,7 @@ impl ServeArgs {
                 },
                 listen: None,
                 ping_email_domain: None,
+                database: None,
             },
             api: ApiConfig {
                 api_rate_limit: self.api_rate_limit,
@@ -325,9 +327,10 @@ fn parse<'a>(argv: impl IntoIterator<Item = &'a str>) -> Result<ServeArgs, clap:
 }
 
 /// Runs the service until SIGTERM or SIGINT (see [`crate::server::daemon`]).
-pub(crate) async fn run(data: PathBuf, args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(place: Place, args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
-    let config = args.daemon_config(data);
+    let mut config = args.daemon_config(place.dir);
+    config.service.database = place.database;
     crate::server::daemon::run(config, control::ControlSocket, shutdown_signal()).await?;
     Ok(())
 }

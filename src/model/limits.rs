@@ -153,3 +153,8 @@ pub(crate) const DOCTOR_NET_TIMEOUT_SECS: u64 = 5;
 /// How long opening a PostgreSQL session may take (TCP, TLS and sign-in together) when the
 /// URL sets no `connect_timeout`; a query then gets as long again.
 pub(crate) const DATABASE_CONNECT_TIMEOUT_SECS: u64 = 5;
+/// Longest one statement (or one batch's transaction) may take on PostgreSQL before the
+/// session is taken for lost: a database that stopped answering must not hold the writer.
+pub(crate) const DATABASE_QUERY_TIMEOUT_SECS: u64 = 10;
+/// Longest the start-up read of every check may take on PostgreSQL.
+pub(crate) const DATABASE_LOAD_TIMEOUT_SECS: u64 = 600;

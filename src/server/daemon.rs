@@ -302,7 +302,7 @@ pub(crate) async fn run(
     tracing::info!(
         "overdue {} listening on http://{addr} (data in {})",
         env!("CARGO_PKG_VERSION"),
-        data.display()
+        service.storage_location()
     );
     sd_notify::notify("READY=1");
 

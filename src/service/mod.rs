@@ -63,6 +63,9 @@ pub struct ServiceConfig {
     /// them, but reports them to `doctor`. `None` when an admin command opened the file.
     pub listen: Option<String>,
     pub ping_email_domain: Option<String>,
+    /// PostgreSQL instead of the data file in the data directory (which then holds only the
+    /// control socket).
+    pub database: Option<Database>,
 }
 
 impl Default for ServiceConfig {
@@ -75,6 +78,7 @@ impl Default for ServiceConfig {
             storage: health::StoragePolicy::default(),
             listen: None,
             ping_email_domain: None,
+            database: None,
         }
     }
 }
@@ -119,7 +123,7 @@ fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreErro
     }
     let mut secret = vec![0u8; 32];
     getrandom::fill(&mut secret).map_err(|e| StoreError::Io {
-        path: store.path().to_path_buf(),
+        path: store.location().into(),
         source: std::io::Error::other(format!("no random numbers: {e}")),
     })?;
     let mut txn = store.begin_write()?;
@@ -128,25 +132,47 @@ fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreErro
     Ok(secret)
 }
 
+/// Connects to the database, refusing a data directory that holds a data file: its checks
+/// would be left behind without a word while the service ran on the database.
+fn connect(data_dir: &Path, db: &Database, create: bool) -> Result<Store, StoreError> {
+    let file = data_dir.join(DB_FILE);
+    if file.exists() {
+        return Err(StoreError::BothEngines {
+            file,
+            database: db.target(),
+        });
+    }
+    Store::connect(db, create)
+}
+
 impl Service {
-    /// Opens the data directory, loads the state and starts the writer (on the current tokio
-    /// runtime).
+    /// Opens the data directory (or the database of `config.database`), loads the state and
+    /// starts the writer (on the current tokio runtime).
     pub fn open(
         data_dir: &Path,
         config: ServiceConfig,
         clock: Clock,
     ) -> Result<Service, StoreError> {
-        Service::start(Store::open(data_dir)?, config, clock)
+        let store = match &config.database {
+            Some(db) => connect(data_dir, db, true)?,
+            None => Store::open(data_dir)?,
+        };
+        Service::start(store, config, clock)
     }
 
-    /// Like [`Service::open`], but a directory without a data file is an error
-    /// ([`StoreError::NoDataFile`]) instead of a new, empty database.
+    /// Like [`Service::open`], but a directory without a data file (a database without
+    /// Overdue's tables) is an error ([`StoreError::NoDataFile`], [`StoreError::NoTables`])
+    /// instead of a new, empty one.
     pub(crate) fn open_existing(
         data_dir: &Path,
         config: ServiceConfig,
         clock: Clock,
     ) -> Result<Service, StoreError> {
-        Service::start(Store::open_existing(data_dir)?, config, clock)
+        let store = match &config.database {
+            Some(db) => connect(data_dir, db, false)?,
+            None => Store::open_existing(data_dir)?,
+        };
+        Service::start(store, config, clock)
     }
 
     fn start(store: Store, config: ServiceConfig, clock: Clock) -> Result<Service, StoreError> {
@@ -283,6 +309,11 @@ impl Service {
 
     pub(crate) fn config(&self) -> &ServiceConfig {
         &self.config
+    }
+
+    /// Where the data lives: the data file's path, or the database's `host:port/dbname`.
+    pub(crate) fn storage_location(&self) -> String {
+        self.store.location()
     }
 
     /// The data file. Only the service reads it: see [`reads`] for what others may read.

@@ -110,7 +110,7 @@ impl State {
         state.next_seq = state.next_seq.max(max_seq + 1);
         state.unfolded = Unfolded::starting_at(state.next_journal_seq);
         let mut first = true;
-        store.for_each_journaled(|seq, ping| {
+        store.for_each_journaled(&mut |seq, ping| {
             if std::mem::take(&mut first) {
                 state.unfolded = Unfolded::starting_at(seq);
             }

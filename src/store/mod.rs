@@ -1,73 +1,30 @@
-//! The one redb file that holds everything: projects, API keys, checks, pings, flips,
-//! channels and their links. This is the only module that imports redb; the tables, their
-//! key encodings and the invariants are written down in docs/design.md.
+//! Storage behind one boundary: [`Store`] and [`WriteTxn`] are the only way the service
+//! reads and writes what outlives the process, and each is one enum over the two engines, the
+//! embedded redb file ([`embedded`], the default) and PostgreSQL ([`postgres`]). The service
+//! never knows which one it runs on; the few things only one engine has (the file's
+//! checkpoints and write-ahead log, a reconnect to the database) are answered by the other as
+//! "nothing to do".
 //!
-//! Writes go through [`WriteTxn`] (in `write.rs`), which keeps the derived tables (slug index,
-//! badge keys, links) in step with the records; reads of pings and flips open their own read
-//! transactions.
+//! Both engines store the same records, encoded once by [`records`]; what differs is the
+//! keys (redb's fixed-width byte keys in [`keys`], SQL columns in PostgreSQL) and how a
+//! transaction is made durable. docs/design.md lists the tables of both and the invariants they
+//! share.
 
 pub(crate) mod access;
-mod backup;
-mod crash_point;
+pub(crate) mod embedded;
 pub(crate) mod keys;
-mod ping_log;
 pub(crate) mod postgres;
 pub(crate) mod records;
-mod schema;
-mod wal;
-mod write;
 
-use std::fs::{DirBuilder, OpenOptions, Permissions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
 
-use redb::{
-    Database, MultimapTableDefinition, ReadableDatabase, ReadableTable, ReadableTableMetadata,
-    TableDefinition,
-};
 use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
-use crash_point::Point;
-use ping_log::PingLog;
-use records::{
-    ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
-    PingRecord, SessionRecord, TriesRecord, decode,
-};
-use schema::{explain_refusal, open_database, prepare_schema};
-
-/// Version of the set of tables and record shapes. A file with a higher number was written
-/// by a newer release and is refused.
-pub(crate) const SCHEMA_VERSION: u32 = 1;
-/// redb's page cache. Hot state lives in the service's own memory, so the cache only serves
-/// pings, flips and writes; redb's default (1 GiB) would make a small service look large.
-pub(crate) const CACHE_BYTES: usize = 32 << 20;
-/// Name of the database file inside the data directory.
-pub(crate) const DB_FILE: &str = "overdue.redb";
-
-pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-pub(crate) const PROJECTS: TableDefinition<u128, &[u8]> = TableDefinition::new("projects");
-pub(crate) const API_KEYS: TableDefinition<[u8; 12], &[u8]> = TableDefinition::new("api_keys");
-pub(crate) const CHECKS: TableDefinition<u128, &[u8]> = TableDefinition::new("checks");
-pub(crate) const SLUG_INDEX: MultimapTableDefinition<[u8; 32], u128> =
-    MultimapTableDefinition::new("slug_index");
-pub(crate) const PINGS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("pings");
-pub(crate) const PING_BODIES: TableDefinition<[u8; 24], &[u8]> =
-    TableDefinition::new("ping_bodies");
-pub(crate) const FLIPS: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("flips");
-pub(crate) const CHANNELS: TableDefinition<u128, &[u8]> = TableDefinition::new("channels");
-pub(crate) const CHECK_CHANNELS: TableDefinition<[u8; 32], ()> =
-    TableDefinition::new("check_channels");
-pub(crate) const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
-pub(crate) const JOURNAL: TableDefinition<u64, &[u8]> = TableDefinition::new("ping_journal");
-pub(crate) const BADGE_KEYS: TableDefinition<u128, u128> = TableDefinition::new("badge_keys");
-pub(crate) const OUTBOX_TRIES: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox_tries");
-pub(crate) const DELIVERIES: TableDefinition<[u8; 24], &[u8]> = TableDefinition::new("deliveries");
-pub(crate) const REPEATS: TableDefinition<[u8; 32], i64> = TableDefinition::new("repeats");
-/// Dashboard sessions by SHA-256 of their token. Left out of backups (see `backup.rs`).
-pub(crate) const SESSIONS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("sessions");
+pub(crate) use embedded::{BackupReport, DB_FILE, background_priority};
+use embedded::{FileStore, FileTxn};
+use postgres::{PgError, PgStore, PgTxn};
 
 /// Delivery attempts kept per channel (the newest), for `channel ls` and the log of failures.
 pub(crate) const DELIVERIES_KEPT: usize = 50;
@@ -125,12 +82,42 @@ pub enum StoreError {
     Closed,
     #[error("storage error: {0}")]
     Db(#[from] redb::Error),
+    /// The PostgreSQL engine: its connection, its sign-in, or what its server said.
+    #[error(transparent)]
+    Pg(#[from] PgError),
+    #[error(
+        "the database {target} has schema version {found}, newer than this release understands \
+         ({supported}); upgrade overdue"
+    )]
+    NewerDatabaseSchema {
+        target: String,
+        found: u32,
+        supported: u32,
+    },
+    /// A command that must not create tables found none.
+    #[error(
+        "the database {0} holds no Overdue tables; start `overdue serve --database` on it once, \
+         or move an install in with `overdue import --database`"
+    )]
+    NoTables(String),
+    /// A data file and a database were both named.
+    #[error(
+        "{} holds a data file, and --database names {database}: the service runs on one or \
+         the other. To move the data file's checks into the database, stop the service and run \
+         `overdue export --output FILE` then `overdue --database URL import FILE`; or give \
+         --data a directory without a data file",
+        file.display()
+    )]
+    BothEngines { file: PathBuf, database: String },
+    /// What one engine does and the other cannot.
+    #[error("{0}")]
+    Unsupported(&'static str),
 }
 
 impl StoreError {
     /// Whether this is the file (or the disk under it) failing rather than its contents or a
     /// bug: a full disk, a file that became unwritable, a read error. After such an error redb
-    /// refuses every operation until the database is reopened ([`Store::reopen`]).
+    /// refuses every operation until the database is reopened ([`FileStore::reopen`]).
     pub(crate) fn is_io(&self) -> bool {
         match self {
             StoreError::Closed
@@ -141,38 +128,9 @@ impl StoreError {
                 e,
                 redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed
             ),
+            StoreError::Pg(e) => e.is_connection(),
             _ => false,
         }
-    }
-}
-
-impl From<redb::TransactionError> for StoreError {
-    fn from(e: redb::TransactionError) -> Self {
-        StoreError::Db(e.into())
-    }
-}
-
-impl From<redb::TableError> for StoreError {
-    fn from(e: redb::TableError) -> Self {
-        StoreError::Db(e.into())
-    }
-}
-
-impl From<redb::StorageError> for StoreError {
-    fn from(e: redb::StorageError) -> Self {
-        StoreError::Db(e.into())
-    }
-}
-
-impl From<redb::CommitError> for StoreError {
-    fn from(e: redb::CommitError) -> Self {
-        StoreError::Db(e.into())
-    }
-}
-
-impl From<redb::DatabaseError> for StoreError {
-    fn from(e: redb::DatabaseError) -> Self {
-        StoreError::Db(e.into())
     }
 }
 
@@ -194,134 +152,78 @@ pub(crate) struct Snapshot {
     pub(crate) sessions: Vec<([u8; 32], Session)>,
 }
 
-/// The open data file.
-///
-/// The database sits behind a lock so that [`Store::reopen`] can replace it after an I/O
-/// error (redb refuses every later operation until then). Each operation clones the handle and
-/// lets go of the lock at once, so nothing waits on it but a reopen.
-pub(crate) struct Store {
-    db: RwLock<Option<Arc<Database>>>,
-    path: PathBuf,
-    /// The write-ahead log beside the file (see `ping_log`).
-    log: Arc<PingLog>,
+/// The open storage, one engine or the other.
+#[derive(Debug)]
+pub(crate) enum Store {
+    File(FileStore),
+    Postgres(Box<PgStore>),
 }
 
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
+/// One write transaction (one batch of the writer): nothing it does is visible or durable
+/// before [`WriteTxn::commit`].
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per batch, on the writer's stack: boxing would allocate for nothing"
+)]
+pub enum WriteTxn {
+    File(FileTxn),
+    Postgres(PgTxn),
 }
 
-/// Lowers the calling thread's scheduling priority (nice 10): for the store's background
-/// work (a checkpoint, the next write-ahead log segment), which on a small machine would otherwise
-/// take the CPU from the threads that answer pings. Linux applies nice per thread.
-pub(crate) fn background_priority() {
-    let tid = rustix::thread::gettid();
-    if let Err(e) = rustix::process::setpriority_process(Some(tid), 10) {
-        tracing::debug!("cannot lower a background thread's priority: {e}");
-    }
-}
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+/// The same call on whichever engine `$value` holds.
+macro_rules! on_engine {
+    ($value:expr, $ty:ident, $s:ident => $body:expr) => {
+        match $value {
+            $ty::File($s) => $body,
+            $ty::Postgres($s) => $body,
+        }
+    };
 }
 
 impl Store {
-    /// Opens (creating if needed) the data file in `dir`. The directory is created with mode
-    /// 0700 and the file with 0600; the process then holds redb's exclusive lock on it.
+    /// Opens (creating if needed) the data file in `dir`.
     pub(crate) fn open(dir: &Path) -> Result<Store, StoreError> {
-        Store::open_with(dir, true).map_err(explain_refusal)
+        FileStore::open(dir).map(Store::File)
     }
 
-    /// Opens the data file in `dir`, creating nothing: a directory without one is
-    /// [`StoreError::NoDataFile`]. Admin commands use this, so one run in the wrong directory
-    /// does not leave an empty database there.
+    /// Opens the data file in `dir`, creating nothing ([`StoreError::NoDataFile`]).
     pub(crate) fn open_existing(dir: &Path) -> Result<Store, StoreError> {
-        Store::open_with(dir, false).map_err(explain_refusal)
+        FileStore::open_existing(dir).map(Store::File)
     }
 
-    fn open_with(dir: &Path, create: bool) -> Result<Store, StoreError> {
-        if create && !dir.exists() {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io_err(dir))?;
-        }
-        let path = dir.join(DB_FILE);
-        match std::fs::metadata(&path) {
-            // redb would take an empty file for a new one and write a fresh database into it:
-            // every key, check and channel would be gone without a word.
-            Ok(meta) if meta.len() == 0 => return Err(StoreError::EmptyFile(path)),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
-                return Err(StoreError::NoDataFile(dir.to_path_buf()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Created with its final mode, then at once filled in by redb below.
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&path)
-                    .map_err(io_err(&path))?;
-            }
-            Err(e) => return Err(io_err(&path)(e)),
-        }
-        std::fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(io_err(&path))?;
-        let db = open_database(dir, &path)?;
-        prepare_schema(&db, &path)?;
-        let log = PingLog::open(dir, &db)?;
-        Ok(Store {
-            db: RwLock::new(Some(Arc::new(db))),
-            path,
-            log: Arc::new(log),
-        })
+    /// Connects to the database, creating or upgrading its tables (`create`), or refusing a
+    /// database without them ([`StoreError::NoTables`]).
+    pub(crate) fn connect(db: &postgres::Database, create: bool) -> Result<Store, StoreError> {
+        PgStore::open(db, create).map(|s| Store::Postgres(Box::new(s)))
     }
 
-    /// Closes the database and opens the file again: after an I/O error redb answers every
-    /// call with "previous I/O error" until this is done, and opening runs redb's recovery from
-    /// the last commit. Fails (and stays closed) while the cause is still there, or while a
-    /// reader still holds the old handle (its file lock); the caller retries later.
+    /// Where the data lives, for messages: the file's path or the database's `host:port/db`.
+    pub(crate) fn location(&self) -> String {
+        match self {
+            Store::File(s) => s.path().display().to_string(),
+            Store::Postgres(s) => s.target(),
+        }
+    }
+
+    /// The data file, when the data is in one (its disk is what a failure diagnosis looks at).
+    pub(crate) fn file(&self) -> Option<&Path> {
+        match self {
+            Store::File(s) => Some(s.path()),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Makes the storage usable again after an I/O error: the file reopened, or the database
+    /// connected again.
     pub(crate) fn reopen(&self) -> Result<(), StoreError> {
-        let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
-        // Dropping the last handle closes the file and releases redb's lock on it.
-        slot.take();
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
-            return Err(StoreError::EmptyFile(self.path.clone()));
-        }
-        let db = open_database(dir, &self.path)?;
-        // What only the log held was lost from the file with the failed handle.
-        self.log.reopen(&db)?;
-        *slot = Some(Arc::new(db));
-        Ok(())
+        on_engine!(self, Store, s => s.reopen())
     }
 
-    /// The current database handle.
-    fn db(&self) -> Result<Arc<Database>, StoreError> {
-        self.db
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or(StoreError::Closed)
-    }
-
-    /// One committed write that proves the file takes writes again (after a reopen).
+    /// One committed write that proves the storage takes writes again (after a reopen).
     pub(crate) fn probe_write(&self, now_us: i64) -> Result<(), StoreError> {
         let mut txn = self.begin_write()?;
         txn.put_meta("last_write_probe", &now_us.to_be_bytes())?;
         txn.commit()
-    }
-
-    /// Path of the data file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Reads every project, key, check (with its channel links) and channel.
@@ -333,204 +235,77 @@ impl Store {
         Ok(snap)
     }
 
-    /// Like [`Store::load`], but hands each check to `on_check` as it is read instead of
-    /// collecting them, so a million checks are never held twice.
+    /// Reads everything the service keeps in memory, handing each check to `on_check` as it
+    /// is read, so a million checks are never held twice.
     pub(crate) fn load_streaming(
         &self,
         on_check: &mut dyn FnMut(Check),
     ) -> Result<Snapshot, StoreError> {
-        self.apply_queued()?;
-        let txn = self.db()?.begin_read()?;
-        let mut snap = Snapshot::default();
-        for entry in txn.open_table(PROJECTS)?.iter()? {
-            let (_, v) = entry?;
-            snap.projects.push(records::decode_project(v.value())?);
-        }
-        for entry in txn.open_table(API_KEYS)?.iter()? {
-            let (_, v) = entry?;
-            snap.api_keys
-                .push(decode::<ApiKeyRecord>(v.value(), "api key")?.into());
-        }
-        for entry in txn.open_table(CHANNELS)?.iter()? {
-            let (_, v) = entry?;
-            snap.channels
-                .push(decode::<ChannelRecord>(v.value(), "channel")?.into());
-        }
-        snap.next_outbox_seq = match txn.open_table(OUTBOX)?.last()? {
-            Some((k, _)) => k.value() + 1,
-            None => 1,
-        };
-        // Never below a number handed out before (a failed commit's, or one trimmed away):
-        // the write-ahead log's records are told apart by it.
-        snap.next_journal_seq = match txn.open_table(JOURNAL)?.last()? {
-            Some((k, _)) => k.value() + 1,
-            None => 1,
-        }
-        .max(self.log.next_seq());
-        snap.sessions = read_sessions(&txn)?;
-        let links = txn.open_table(CHECK_CHANNELS)?;
-        let mut link_iter = links.iter()?.peekable();
-        // Both tables are ordered by check UUID, so links are merged in one pass.
-        for entry in txn.open_table(CHECKS)?.iter()? {
-            let (_, v) = entry?;
-            let mut check = records::decode_check(v.value())?;
-            while let Some(Ok((k, _))) = link_iter.peek() {
-                let key = k.value();
-                let owner = Uuid::from_slice(&key[..16]).unwrap_or_default();
-                match owner.cmp(&check.uuid) {
-                    std::cmp::Ordering::Less => {}
-                    std::cmp::Ordering::Equal => check.channels.push(keys::link_channel(&key)),
-                    std::cmp::Ordering::Greater => break,
-                }
-                link_iter.next();
-            }
-            if let Some(Err(_)) = link_iter.peek()
-                && let Some(Err(e)) = link_iter.next()
-            {
-                return Err(e.into());
-            }
-            check.channels.sort();
-            on_check(check);
-        }
-        Ok(snap)
+        on_engine!(self, Store, s => s.load_streaming(on_check))
     }
 
-    /// When the commits that only the write-ahead log holds are due to be made durable in the file
-    /// ([`Store::checkpoint`]); `None` while there are none.
+    /// When the commits that only the file's write-ahead log holds are due to be made durable
+    /// in the file ([`Store::checkpoint`]); always `None` on PostgreSQL, where a commit is
+    /// durable by itself.
     pub(crate) fn checkpoint_due(&self) -> Option<std::time::Instant> {
-        self.log.checkpoint_due()
+        match self {
+            Store::File(s) => s.checkpoint_due(),
+            Store::Postgres(_) => None,
+        }
     }
 
-    /// Makes every commit durable in the file (one durable commit) and cuts the write-ahead log
-    /// behind it.
+    /// Makes every commit durable in the file and cuts the write-ahead log behind it.
     pub(crate) fn checkpoint(&self) -> Result<(), StoreError> {
-        crash_point::reached(Point::Checkpoint);
-        self.log.set_checkpointing(true);
-        let done = self.begin_write().and_then(|mut txn| {
-            txn.force_durable();
-            txn.commit()
-        });
-        self.log.set_checkpointing(false);
-        if done.is_err() {
-            self.log.retry_later();
+        match self {
+            Store::File(s) => s.checkpoint(),
+            Store::Postgres(_) => Ok(()),
         }
-        done
     }
 
-    /// Whether a checkpoint is committing right now (a write that opens the file waits for
-    /// it; one that can wait, like a fold, should).
+    /// Whether a checkpoint is committing right now.
     pub(crate) fn checkpointing(&self) -> bool {
-        self.log.checkpointing()
-    }
-
-    /// Puts the queued records of acknowledged pings in the journal table (without a sync:
-    /// the log holds them), so that reads of the file see every acknowledged ping.
-    fn apply_queued(&self) -> Result<(), StoreError> {
-        if self.log.queued_len() == 0 {
-            return Ok(());
+        match self {
+            Store::File(s) => s.checkpointing(),
+            Store::Postgres(_) => false,
         }
-        let mut txn = self.begin_write()?;
-        txn.open_file()?;
-        txn.commit()
-    }
-
-    /// How many segment files the write-ahead log has.
-    #[cfg(test)]
-    pub(crate) fn log_segments(&self) -> usize {
-        self.log.segments()
     }
 
     /// Starts the write transaction of one batch. Blocks while another is open.
     pub(crate) fn begin_write(&self) -> Result<WriteTxn, StoreError> {
-        Ok(WriteTxn::new(self.db()?, self.log.clone()))
+        Ok(match self {
+            Store::File(s) => WriteTxn::File(s.begin_write()?),
+            Store::Postgres(s) => WriteTxn::Postgres(s.begin_write()?),
+        })
     }
 
     /// The newest `limit` pings of a check, newest first.
     pub(crate) fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let table = txn.open_table(PINGS)?;
-        let (lo, hi) = keys::check_range24(check);
-        let mut out = Vec::new();
-        for entry in table.range(lo..=hi)?.rev().take(limit) {
-            let (k, v) = entry?;
-            let n = keys::ping_n(&k.value());
-            out.push(decode::<PingRecord>(v.value(), "ping")?.into_ping(check, n)?);
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.pings(check, limit))
     }
 
     /// The stored body of ping `n`, if it exists and is not empty.
     pub(crate) fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let table = txn.open_table(PING_BODIES)?;
-        Ok(table
-            .get(keys::ping_key(check, n))?
-            .map(|v| v.value().to_vec())
-            .filter(|b| !b.is_empty()))
+        on_engine!(self, Store, s => s.ping_body(check, n))
     }
 
     /// Every stored flip of a check, newest first.
     pub(crate) fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let table = txn.open_table(FLIPS)?;
-        let (lo, hi) = keys::check_range24(check);
-        let mut out = Vec::new();
-        for entry in table.range(lo..=hi)?.rev() {
-            let (_, v) = entry?;
-            out.push(decode::<FlipRecord>(v.value(), "flip")?.into_flip(check)?);
-        }
-        Ok(out)
-    }
-
-    /// Checks of a (project, slug) according to the slug index.
-    #[cfg(test)]
-    pub(crate) fn checks_by_slug(
-        &self,
-        project: Uuid,
-        slug: &str,
-    ) -> Result<Vec<Uuid>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let table = txn.open_multimap_table(SLUG_INDEX)?;
-        let mut out = Vec::new();
-        for v in table.get(keys::slug_key(project, slug))? {
-            out.push(Uuid::from_u128(v?.value()));
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.flips(check))
     }
 
     /// Every queued alert, oldest first.
     pub(crate) fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let mut out = Vec::new();
-        for entry in txn.open_table(OUTBOX)?.iter()? {
-            let (k, v) = entry?;
-            out.push(decode::<OutboxRecord>(v.value(), "outbox")?.into_entry(k.value())?);
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.outbox())
     }
 
     /// How many alerts wait in the outbox.
     pub(crate) fn outbox_len(&self) -> Result<u64, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(OUTBOX)?.len()?)
+        on_engine!(self, Store, s => s.outbox_len())
     }
 
     /// Every queued alert with its retry state (None before the first try), oldest first.
     pub(crate) fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let tries = txn.open_table(OUTBOX_TRIES)?;
-        let mut out = Vec::new();
-        for entry in txn.open_table(OUTBOX)?.iter()? {
-            let (k, v) = entry?;
-            let seq = k.value();
-            let e = decode::<OutboxRecord>(v.value(), "outbox")?.into_entry(seq)?;
-            let t = match tries.get(seq)? {
-                Some(t) => Some(decode::<TriesRecord>(t.value(), "outbox tries")?.into()),
-                None => None,
-            };
-            out.push((e, t));
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.outbox_pending())
     }
 
     /// The newest `limit` delivery attempts to a channel, newest first.
@@ -539,109 +314,232 @@ impl Store {
         channel: Uuid,
         limit: usize,
     ) -> Result<Vec<Delivery>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let table = txn.open_table(DELIVERIES)?;
-        let (lo, hi) = keys::check_range24(channel);
-        let mut out = Vec::new();
-        for entry in table.range(lo..=hi)?.rev().take(limit) {
-            let (_, v) = entry?;
-            out.push(decode::<DeliveryRecord>(v.value(), "delivery")?.into_delivery(channel));
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.deliveries(channel, limit))
     }
 
     /// Every pending repeat alert: (check, channel, due time in µs).
     pub(crate) fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        let mut out = Vec::new();
-        for entry in txn.open_table(REPEATS)?.iter()? {
-            let (k, v) = entry?;
-            let key = k.value();
-            let check = Uuid::from_slice(&key[..16]).unwrap_or_default();
-            out.push((check, keys::link_channel(&key), v.value()));
-        }
-        Ok(out)
+        on_engine!(self, Store, s => s.repeats())
     }
 
     /// Calls `f` with every journal entry's sequence number and ping, oldest first (replayed
     /// at start). Streams: bodies are not kept.
     pub(crate) fn for_each_journaled(
         &self,
-        mut f: impl FnMut(u64, Ping),
+        f: &mut dyn FnMut(u64, Ping),
     ) -> Result<(), StoreError> {
-        let txn = self.db()?.begin_read()?;
-        for entry in txn.open_table(JOURNAL)?.iter()? {
-            let (k, v) = entry?;
-            f(k.value(), journal_ping(v.value())?);
-        }
-        Ok(())
+        on_engine!(self, Store, s => s.for_each_journaled(f))
     }
 
     /// How many entries the journal holds (folded or not).
     pub(crate) fn journal_len(&self) -> Result<u64, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(JOURNAL)?.len()? + self.log.queued_len() as u64)
+        on_engine!(self, Store, s => s.journal_len())
     }
 
-    /// The check whose per-check badge key is `badge` (kept on disk, not in memory: badges
-    /// are rare next to pings, and a million checks need every byte of memory).
+    /// The check whose per-check badge key is `badge` (kept in storage, not in memory).
     pub(crate) fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn
-            .open_table(BADGE_KEYS)?
-            .get(badge.as_u128())?
-            .map(|v| Uuid::from_u128(v.value())))
+        on_engine!(self, Store, s => s.check_by_badge_key(badge))
     }
 
-    /// How many checks the file holds.
+    /// How many checks are stored.
     pub(crate) fn check_count(&self) -> Result<u64, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(CHECKS)?.len()?)
+        on_engine!(self, Store, s => s.check_count())
     }
 
-    /// A cheap read that proves the file answers (for `/api/v3/status/`).
-    pub(crate) fn health_check(&self) -> Result<u64, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(PROJECTS)?.len()?)
+    /// A cheap read that proves the storage answers (for `/api/v3/status/`).
+    pub(crate) fn health_check(&self) -> Result<(), StoreError> {
+        on_engine!(self, Store, s => s.health_check().map(|_| ()))
     }
 
     /// A value from the meta table.
     pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db()?.begin_read()?;
-        Ok(txn.open_table(META)?.get(key)?.map(|v| v.value().to_vec()))
+        on_engine!(self, Store, s => s.meta(key))
+    }
+
+    /// Copies the data file to `dest` while it stays in use. PostgreSQL has its own tools.
+    pub(crate) fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
+        match self {
+            Store::File(s) => s.backup(dest),
+            Store::Postgres(_) => Err(StoreError::Unsupported(
+                "`overdue backup` copies the embedded data file; back up PostgreSQL with \
+                 pg_dump, or take a portable copy with `overdue export`",
+            )),
+        }
     }
 }
 
-/// Every stored session. A file written before sessions existed has no table, which means no
-/// sessions: opening creates every table, so this only guards a file that skipped that step.
-pub(crate) fn read_sessions(
-    txn: &redb::ReadTransaction,
-) -> Result<Vec<([u8; 32], Session)>, StoreError> {
-    let table = match txn.open_table(SESSIONS) {
-        Ok(table) => table,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = Vec::new();
-    for entry in table.iter()? {
-        let (k, v) = entry?;
-        out.push((
-            k.value(),
-            decode::<SessionRecord>(v.value(), "session")?.into(),
-        ));
+impl WriteTxn {
+    pub(crate) fn put_meta(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_meta(key, value))
     }
-    Ok(out)
+
+    pub(crate) fn put_project(&mut self, project: &Project) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_project(project))
+    }
+
+    /// Removes a project record. The caller removes its checks, channels and keys first.
+    pub(crate) fn delete_project(&mut self, project: Uuid) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_project(project))
+    }
+
+    pub(crate) fn put_api_key(&mut self, key: &ApiKey) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_api_key(key))
+    }
+
+    pub(crate) fn delete_api_key(&mut self, id: &str) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_api_key(id))
+    }
+
+    /// Writes a dashboard session under its id (SHA-256 of its token).
+    pub(crate) fn put_session(
+        &mut self,
+        id: &[u8; 32],
+        session: &Session,
+    ) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_session(id, session))
+    }
+
+    /// Removes a dashboard session; removing one that is not there is no error.
+    pub(crate) fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_session(id))
+    }
+
+    /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
+    /// so the slug index follows (and a new check's badge key is indexed).
+    pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_check(check, old_slug))
+    }
+
+    /// Rewrites a check's record after a fold (same slug, same badge key).
+    pub(crate) fn put_folded_check(&mut self, check: &Check) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_folded_check(check))
+    }
+
+    /// The check that owns a per-check badge key, as this transaction sees it.
+    pub(crate) fn check_by_badge_key(&mut self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+        on_engine!(self, WriteTxn, t => t.check_by_badge_key(badge))
+    }
+
+    /// Deletes a check with its pings, bodies, flips, links and slug index entry.
+    pub(crate) fn delete_check(&mut self, check: &Check) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_check(check))
+    }
+
+    /// Replaces a check's channel links with `channels`.
+    pub(crate) fn set_links(&mut self, check: Uuid, channels: &[Uuid]) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.set_links(check, channels))
+    }
+
+    /// Adds one link (used when a new channel is assigned to existing checks).
+    pub(crate) fn put_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_link(check, channel))
+    }
+
+    /// Removes one link (used when a channel is deleted).
+    pub(crate) fn delete_link(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_link(check, channel))
+    }
+
+    pub(crate) fn put_channel(&mut self, channel: &Channel) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_channel(channel))
+    }
+
+    /// Removes a channel record with its delivery history.
+    pub(crate) fn delete_channel(&mut self, channel: Uuid) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_channel(channel))
+    }
+
+    /// Appends a ping to the journal (the hot path; see `service::journal`).
+    pub(crate) fn put_journal(
+        &mut self,
+        seq: u64,
+        ping: &Ping,
+        body: &[u8],
+    ) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_journal(seq, ping, body))
+    }
+
+    /// Makes the journaled pings `seqs` (all of one check) readable as the check's pings.
+    pub(crate) fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.fold_journal(seqs))
+    }
+
+    /// Removes the journal entries `seqs` (those of a deleted check).
+    pub(crate) fn delete_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_journal(seqs))
+    }
+
+    /// Removes every journal entry numbered below `below` (all folded already).
+    pub(crate) fn trim_journal(&mut self, below: u64) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.trim_journal(below))
+    }
+
+    /// Deletes the pings (and bodies) of a check numbered below `keep_from`.
+    pub(crate) fn prune_pings(&mut self, check: Uuid, keep_from: u64) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.prune_pings(check, keep_from))
+    }
+
+    /// Records a flip. Two flips of one check in the same microsecond keep both: the later
+    /// one moves forward to the next free microsecond.
+    pub(crate) fn put_flip(&mut self, flip: &Flip) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_flip(flip))
+    }
+
+    /// Queues an alert.
+    pub(crate) fn put_outbox(&mut self, entry: &OutboxEntry) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_outbox(entry))
+    }
+
+    /// Removes a delivered (or given up) alert with its retry state.
+    pub(crate) fn delete_outbox(&mut self, seq: u64) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_outbox(seq))
+    }
+
+    /// Records a failed try of an outbox entry and when to try again.
+    pub(crate) fn put_tries(&mut self, seq: u64, tries: &Tries) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_tries(seq, tries))
+    }
+
+    /// Records a delivery attempt and keeps only the channel's newest [`DELIVERIES_KEPT`].
+    pub(crate) fn put_delivery(&mut self, delivery: &Delivery) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_delivery(delivery))
+    }
+
+    /// Schedules the next repeat alert of (check, channel).
+    pub(crate) fn put_repeat(
+        &mut self,
+        check: Uuid,
+        channel: Uuid,
+        due_us: i64,
+    ) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.put_repeat(check, channel, due_us))
+    }
+
+    /// When the next repeat alert of (check, channel) is due, if one is scheduled.
+    pub(crate) fn repeat_due(
+        &mut self,
+        check: Uuid,
+        channel: Uuid,
+    ) -> Result<Option<i64>, StoreError> {
+        on_engine!(self, WriteTxn, t => t.repeat_due(check, channel))
+    }
+
+    pub(crate) fn delete_repeat(&mut self, check: Uuid, channel: Uuid) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.delete_repeat(check, channel))
+    }
+
+    /// Deletes the flips of `check` older than `before_us`.
+    pub(crate) fn prune_flips(&mut self, check: Uuid, before_us: i64) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.prune_flips(check, before_us))
+    }
+
+    /// Makes the transaction durable and visible. On PostgreSQL this returns once COMMIT has.
+    pub(crate) fn commit(self) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.commit())
+    }
+
+    /// Drops everything the transaction did.
+    pub(crate) fn abort(self) -> Result<(), StoreError> {
+        on_engine!(self, WriteTxn, t => t.abort())
+    }
 }
-
-pub(crate) use backup::BackupReport;
-pub(crate) use write::WriteTxn;
-
-fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
-    let r = decode::<JournalRecord>(bytes, "journal")?;
-    r.ping.into_ping(Uuid::from_u128(r.check), r.n)
-}
-
-#[cfg(test)]
-mod log_tests;
-#[cfg(test)]
-mod tests;

@@ -688,6 +688,12 @@ impl OutboxRecord {
 }
 
 /// A ping waiting in the journal: the ping, its check and number, and its body.
+/// The ping of an encoded [`JournalRecord`].
+pub(crate) fn journal_ping(bytes: &[u8]) -> Result<Ping, StoreError> {
+    let r = decode::<JournalRecord>(bytes, "journal")?;
+    r.ping.into_ping(Uuid::from_u128(r.check), r.n)
+}
+
 #[derive(Encode, Decode)]
 pub(crate) struct JournalRecord {
     pub check: u128,

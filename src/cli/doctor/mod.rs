@@ -18,6 +18,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::cli::datadir::Place;
 use std::time::Duration;
 
 use clap::Args;
@@ -58,15 +60,6 @@ pub(crate) struct DoctorArgs {
     /// The public base URL `serve` is given [default: http:// + the listen address].
     #[arg(long, env = "OVERDUE_SITE_ROOT", value_name = "URL")]
     pub site_root: Option<String>,
-    /// A PostgreSQL database to check: reachable, the password taken, the right to create
-    /// tables, TLS. A libpq URL: postgres://user:password@host:port/dbname?sslmode=require
-    #[arg(
-        long,
-        env = "OVERDUE_DATABASE",
-        value_name = "URL",
-        hide_env_values = true
-    )]
-    pub database: Option<String>,
 }
 
 /// One finding: fine (what was seen), a warning (works, but maybe not as meant) or a problem
@@ -358,11 +351,12 @@ pub(crate) fn newest_time(service: &Service) -> Option<Timestamp> {
 
 /// The settings `serve` would run with from `doctor`'s flags and environment, with the facts
 /// of the data file (when there is one).
-async fn settings_from_flags(data: &Path, args: &DoctorArgs) -> (Settings, Vec<Finding>) {
+async fn settings_from_flags(place: &Place, args: &DoctorArgs) -> (Settings, Vec<Finding>) {
+    let data = place.dir.as_path();
     let mut findings = Vec::new();
     let mut settings = Settings::default();
     if data.join(DB_FILE).exists() {
-        match control::request(data, AdminCommand::Settings).await {
+        match control::request(place, AdminCommand::Settings).await {
             Reply::Settings(facts) => settings = facts,
             other => findings.push(Finding::Problem(format!(
                 "cannot read the data file: {}",
@@ -409,7 +403,8 @@ fn message(output: &AdminOutput) -> String {
 }
 
 /// Runs every check; the report and the exit code.
-pub(crate) async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
+pub(crate) async fn run(place: &Place, database: Option<&str>, args: &DoctorArgs) -> AdminOutput {
+    let data = place.dir.as_path();
     let mut findings = judge_dir(&dir_facts(data));
     let root = existing_ancestor(data);
     findings.push(match rustix::fs::statvfs(&root) {
@@ -429,18 +424,18 @@ pub(crate) async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
         }
         Some(Err(problem)) => {
             findings.push(problem);
-            let (settings, problems) = settings_from_flags(data, args).await;
+            let (settings, problems) = settings_from_flags(place, args).await;
             findings.extend(problems);
             settings
         }
         None => {
-            let (settings, problems) = settings_from_flags(data, args).await;
+            let (settings, problems) = settings_from_flags(place, args).await;
             findings.extend(problems);
             settings
         }
     };
     let newest = if data.join(DB_FILE).exists() {
-        match control::request(data, AdminCommand::NewestTime).await {
+        match control::request(place, AdminCommand::NewestTime).await {
             Reply::NewestTime(newest) => newest,
             _ => None,
         }
@@ -464,7 +459,7 @@ pub(crate) async fn run(data: &Path, args: &DoctorArgs) -> AdminOutput {
     if let Some(listen) = &settings.listen {
         findings.push(probe_listen(listen).await);
     }
-    if let Some(url) = &args.database {
+    if let Some(url) = database {
         findings.push(database::check(url).await);
     }
     render(&findings)

@@ -36,7 +36,7 @@ impl Recoveries {
 /// Records that writes fail, with what the file and its filesystem say about why; logs the
 /// start of a failure spell once.
 pub(super) fn mark_failing(shared: &Shared, e: &StoreError) {
-    let diagnosis = diagnose(&FileFacts::gather(shared.store.path()));
+    let diagnosis = diagnosis(shared);
     let error = io_error_text(e);
     if shared
         .health
@@ -47,11 +47,23 @@ pub(super) fn mark_failing(shared: &Shared, e: &StoreError) {
             None => String::new(),
         };
         tracing::error!(
-            file = %shared.store.path().display(),
+            storage = %shared.store.location(),
             "writes to the data file fail: {error}; {diagnosis}. Pings and API writes answer \
              503 \"storage unavailable\" until the file takes writes again; reopening it with \
              backoff{bound}"
         );
+    }
+}
+
+/// What the storage's surroundings say about a failure: the file's filesystem (full,
+/// read-only, not writable), or, for a database, where it is.
+fn diagnosis(shared: &Shared) -> String {
+    match shared.store.file() {
+        Some(file) => diagnose(&FileFacts::gather(file)),
+        None => format!(
+            "reconnecting to {}; check that PostgreSQL runs there and takes connections",
+            shared.store.location()
+        ),
     }
 }
 
@@ -110,7 +122,7 @@ pub(super) async fn recover(
                     .map(|d| format!(" after {:.1}s", d.as_secs_f64()))
                     .unwrap_or_default();
                 tracing::info!(
-                    file = %shared.store.path().display(),
+                    storage = %shared.store.location(),
                     "the data file takes writes again{lasted}; pings and writes are accepted"
                 );
                 // Queued alerts may have waited; the monitor retries its own within a second.
@@ -119,7 +131,7 @@ pub(super) async fn recover(
             }
             Ok(Err(e)) => {
                 let text = io_error_text(&e);
-                let diagnosis = diagnose(&FileFacts::gather(shared.store.path()));
+                let diagnosis = diagnosis(shared);
                 shared
                     .health
                     .set_failing(text.clone(), diagnosis.clone(), shared.clock.now());
@@ -153,10 +165,11 @@ pub(super) async fn recover(
 ///
 /// [`STORAGE_MIN_FREE_BYTES`]: crate::model::limits::STORAGE_MIN_FREE_BYTES
 fn reopen(shared: &Shared) -> Result<(), StoreError> {
-    let facts = FileFacts::gather(shared.store.path());
-    if facts.is_full() {
+    if let Some(file) = shared.store.file()
+        && FileFacts::gather(file).is_full()
+    {
         return Err(StoreError::Open {
-            path: shared.store.path().to_path_buf(),
+            path: file.to_path_buf(),
             source: std::io::Error::from_raw_os_error(libc::ENOSPC),
         });
     }

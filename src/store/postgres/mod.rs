@@ -7,7 +7,14 @@
 //! The URL is libpq's (`postgres://user:password@host:port/dbname?sslmode=require`); the
 //! password never appears in a message ([`Database::target`]).
 
+mod conn;
+mod schema;
+mod store;
 mod tls;
+mod txn;
+
+pub(crate) use store::PgStore;
+pub(crate) use txn::PgTxn;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -54,6 +61,24 @@ pub enum PgError {
     },
     #[error("PostgreSQL at {target}: {reason}")]
     Server { target: String, reason: String },
+    /// A session that worked ended or stopped answering: the server restarted, the network
+    /// broke, or an administrator ended it (`pg_terminate_backend`).
+    #[error("the connection to PostgreSQL at {target} was lost: {reason}")]
+    Lost { target: String, reason: String },
+    /// Another node holds the database's lock: it is the active one.
+    #[error(
+        "another overdue node is active on {target} (it holds the database's lock); this one \
+         stands by"
+    )]
+    Standby { target: String },
+}
+
+impl PgError {
+    /// Whether the connection is what failed (reconnecting may cure it), rather than the
+    /// configuration or the data.
+    pub(crate) fn is_connection(&self) -> bool {
+        matches!(self, PgError::Unreachable { .. } | PgError::Lost { .. })
+    }
 }
 
 /// A database named by a URL, ready to connect to.
@@ -158,7 +183,7 @@ impl Database {
 
     /// The error of a step that got no answer in time: a server that takes the connection but
     /// never speaks (a wrong port, a stuck proxy) is as good as unreachable.
-    fn silent(&self, step: &str) -> PgError {
+    pub(crate) fn silent(&self, step: &str) -> PgError {
         PgError::Unreachable {
             target: self.target(),
             reason: format!("no answer to {step} within {:?}", self.timeout()),
@@ -221,11 +246,21 @@ impl Database {
     }
 
     /// The one mapping of tokio-postgres's errors to ours.
-    fn explain(&self, e: &tokio_postgres::Error) -> PgError {
+    pub(crate) fn explain(&self, e: &tokio_postgres::Error) -> PgError {
         let target = self.target();
+        if e.is_closed() {
+            return PgError::Lost {
+                target,
+                reason: error_line(e),
+            };
+        }
         if let Some(db) = e.as_db_error() {
             let reason = db.message().to_string();
             return match *db.code() {
+                // The server ended the session (pg_terminate_backend, a shutdown).
+                SqlState::ADMIN_SHUTDOWN | SqlState::CRASH_SHUTDOWN => {
+                    PgError::Lost { target, reason }
+                }
                 SqlState::INVALID_PASSWORD => PgError::WrongPassword {
                     target,
                     user: self.user(),

@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableDatabase, ReadableTable};
 
-use crate::store::wal::{Mark, Record, SEGMENT_BYTES, WAL_DIR, Wal};
-use crate::store::{JOURNAL, META, StoreError};
+use crate::store::StoreError;
+use crate::store::embedded::wal::{Mark, Record, SEGMENT_BYTES, WAL_DIR, Wal};
+use crate::store::embedded::{JOURNAL, META};
 
 /// Meta key of the durable mark: every journal entry numbered below it is in the file.
 pub(crate) const JOURNAL_NEXT: &str = "journal_next";

@@ -1,4 +1,4 @@
-//! Write transactions: every change to the file goes through [`WriteTxn`], which keeps the
+//! Write transactions: every change to the file goes through [`FileTxn`], which keeps the
 //! derived tables (slug index, badge keys, links) in step with the records it writes.
 //!
 //! A transaction that adds pings to the journal and changes nothing else is made durable by
@@ -6,7 +6,7 @@
 //! log and synced; with pings alone it does not even open the file (the entries are queued for
 //! the next transaction that does), and with folds of the journal the file commits without a
 //! sync. Every other transaction commits durably, as does a checkpoint, which makes every
-//! earlier commit durable too ([`WriteTxn::commit`], docs/design.md).
+//! earlier commit durable too ([`FileTxn::commit`], docs/design.md).
 
 use std::sync::Arc;
 
@@ -15,29 +15,30 @@ use uuid::Uuid;
 
 use crate::model::session::Session;
 use crate::model::{ApiKey, Channel, Check, Delivery, Flip, OutboxEntry, Ping, Project, Tries};
-use crate::store::crash_point::{self, Point};
-use crate::store::ping_log::{JOURNAL_NEXT, PingLog};
+use crate::store::embedded::crash_point::{self, Point};
+use crate::store::embedded::ping_log::{JOURNAL_NEXT, PingLog};
+use crate::store::embedded::{
+    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
+    JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS,
+    SLUG_INDEX,
+};
 use crate::store::records::{
     ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, JournalRecord, OutboxRecord,
     PingRecord, SessionRecord, TriesRecord, decode, encode, encode_project,
 };
-use crate::store::{
-    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, DELIVERIES_KEPT, FLIPS,
-    JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS,
-    SLUG_INDEX, StoreError, keys,
-};
+use crate::store::{StoreError, keys};
 
 /// Queued records after which a batch of pings alone opens the file to put them in.
 const APPLY_QUEUED_AT: usize = 2048;
 
-/// One write transaction. Nothing it does is visible or durable before [`WriteTxn::commit`].
+/// One write transaction. Nothing it does is visible or durable before [`FileTxn::commit`].
 ///
 /// The file's own write transaction is opened only when something needs the file: a batch
 /// of pings alone never opens it (its records go to the write-ahead log and the queue, see
-/// [`WriteTxn::commit`]), so it never waits for a checkpoint committing beside it. The first
+/// [`FileTxn::commit`]), so it never waits for a checkpoint committing beside it. The first
 /// transaction that opens the file puts the queued records in the journal table before
 /// anything else.
-pub struct WriteTxn {
+pub struct FileTxn {
     db: Arc<redb::Database>,
     inner: Option<redb::WriteTransaction>,
     /// Queued records this transaction put in the journal table: back to the queue if it
@@ -52,14 +53,14 @@ pub struct WriteTxn {
     logged: Vec<(u64, Vec<u8>)>,
     /// Set by every write but the journal's: the commit must then be durable by itself.
     durable: bool,
-    /// A checkpoint's transaction ([`WriteTxn::force_durable`]).
+    /// A checkpoint's transaction ([`FileTxn::force_durable`]).
     checkpoint: bool,
     log: Arc<PingLog>,
 }
 
-impl WriteTxn {
-    pub(super) fn new(db: Arc<redb::Database>, log: Arc<PingLog>) -> WriteTxn {
-        WriteTxn {
+impl FileTxn {
+    pub(super) fn new(db: Arc<redb::Database>, log: Arc<PingLog>) -> FileTxn {
+        FileTxn {
             db,
             inner: None,
             taken: Vec::new(),
@@ -151,7 +152,11 @@ impl WriteTxn {
     }
 
     /// Writes a dashboard session under its id (SHA-256 of its token).
-    pub fn put_session(&mut self, id: &[u8; 32], session: &Session) -> Result<(), StoreError> {
+    pub(crate) fn put_session(
+        &mut self,
+        id: &[u8; 32],
+        session: &Session,
+    ) -> Result<(), StoreError> {
         let bytes = encode(&SessionRecord::from(session))?;
         self.tables()?
             .open_table(SESSIONS)?
@@ -160,14 +165,18 @@ impl WriteTxn {
     }
 
     /// Removes a dashboard session; removing one that is not there is no error.
-    pub fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
+    pub(crate) fn delete_session(&mut self, id: &[u8; 32]) -> Result<(), StoreError> {
         self.tables()?.open_table(SESSIONS)?.remove(id)?;
         Ok(())
     }
 
     /// Writes a check record; `old_slug` is the slug it had before (None for a new check),
     /// so the slug index follows (and a new check's badge key is indexed).
-    pub fn put_check(&mut self, check: &Check, old_slug: Option<&str>) -> Result<(), StoreError> {
+    pub(crate) fn put_check(
+        &mut self,
+        check: &Check,
+        old_slug: Option<&str>,
+    ) -> Result<(), StoreError> {
         let bytes = crate::store::records::encode_check(check)?;
         self.tables()?
             .open_table(CHECKS)?
@@ -332,7 +341,7 @@ impl WriteTxn {
     }
 
     /// Copies the journaled pings `seqs` (all of one check) into the pings and bodies tables.
-    /// They stay in the journal until [`WriteTxn::trim_journal`] passes them; copying one
+    /// They stay in the journal until [`FileTxn::trim_journal`] passes them; copying one
     /// twice writes the same record again.
     pub(crate) fn fold_journal(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
         self.flush_journal()?;
@@ -587,7 +596,7 @@ impl WriteTxn {
     }
 }
 
-impl Drop for WriteTxn {
+impl Drop for FileTxn {
     /// A transaction dropped without commit (a panicking job) gives the queued records it
     /// took back.
     fn drop(&mut self) {

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use redb::{Database, ReadableTable};
 
-use crate::store::{
+use crate::store::embedded::{
     API_KEYS, BADGE_KEYS, CACHE_BYTES, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, FLIPS,
     JOURNAL, META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SCHEMA_VERSION,
-    SESSIONS, SLUG_INDEX, StoreError, access,
+    SESSIONS, SLUG_INDEX,
 };
+use crate::store::{StoreError, access};
 
 pub(super) fn open_database(dir: &Path, path: &Path) -> Result<Database, StoreError> {
     match Database::builder().set_cache_size(CACHE_BYTES).create(path) {

@@ -16,11 +16,11 @@ use redb::{
     ReadableMultimapTable, ReadableTable, TableDefinition, TableHandle, Value, WriteTransaction,
 };
 
-use crate::store::ping_log::{FILE_ID, new_file_id};
-use crate::store::{
-    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, FLIPS, JOURNAL, META,
-    OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS, SLUG_INDEX, Store,
-    StoreError,
+use crate::store::StoreError;
+use crate::store::embedded::ping_log::{FILE_ID, new_file_id};
+use crate::store::embedded::{
+    API_KEYS, BADGE_KEYS, CHANNELS, CHECK_CHANNELS, CHECKS, DELIVERIES, FLIPS, FileStore, JOURNAL,
+    META, OUTBOX, OUTBOX_TRIES, PING_BODIES, PINGS, PROJECTS, REPEATS, SESSIONS, SLUG_INDEX,
 };
 
 /// What a backup holds.
@@ -123,7 +123,7 @@ fn sync_dir(path: &Path) -> Result<(), StoreError> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
 }
 
-impl Store {
+impl FileStore {
     /// Writes a consistent copy of the file to `dest` (via `dest.tmp`, synced, then renamed).
     /// Safe while the service writes: the copy is one read transaction's snapshot.
     pub(crate) fn backup(&self, dest: &Path) -> Result<BackupReport, StoreError> {
@@ -192,7 +192,7 @@ mod tests {
     use uuid::Uuid;
 
     use crate::model::{Check, PingKind, Project};
-    use crate::store::Store;
+    use crate::store::embedded::FileStore;
 
     fn ping(check: Uuid, n: u64) -> crate::model::Ping {
         crate::model::Ping {
@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn a_backup_opens_as_a_data_file_with_the_same_records_and_journal() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let store = Store::open(&tmp.path().join("live")).expect("open");
+        let store = FileStore::open(&tmp.path().join("live")).expect("open");
         let project = Project {
             uuid: Uuid::from_u128(1),
             seq: 1,
@@ -251,8 +251,8 @@ mod tests {
 
         let restored_dir = tmp.path().join("restored");
         std::fs::create_dir(&restored_dir).expect("mkdir");
-        std::fs::rename(&dest, restored_dir.join(crate::store::DB_FILE)).expect("move");
-        let restored = Store::open(&restored_dir).expect("the backup opens");
+        std::fs::rename(&dest, restored_dir.join(crate::store::embedded::DB_FILE)).expect("move");
+        let restored = FileStore::open(&restored_dir).expect("the backup opens");
         let snap = restored.load().expect("load");
         assert_eq!(snap.projects, vec![project]);
         // A restore signs everyone out.
@@ -275,8 +275,8 @@ mod tests {
     #[test]
     fn a_backup_never_replaces_the_live_file() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let store = Store::open(tmp.path()).expect("open");
-        let live = tmp.path().join(".").join(crate::store::DB_FILE);
+        let store = FileStore::open(tmp.path()).expect("open");
+        let live = tmp.path().join(".").join(crate::store::embedded::DB_FILE);
         assert!(store.backup(&live).is_err());
         let missing_dir = tmp.path().join("no/such/dir/copy.redb");
         assert!(store.backup(&missing_dir).is_err());

@@ -8,7 +8,9 @@ use uuid::Uuid;
 
 use super::records::{self, CheckRecord, ProjectRecord, RECORD_V1};
 use super::*;
-use crate::model::{ChannelConfig, Delivery, Kind, PingKind, StoredStatus, Tries};
+use crate::model::{
+    ApiKey, Channel, ChannelConfig, Delivery, Kind, PingKind, Project, StoredStatus, Tries,
+};
 
 fn ts(us: i64) -> Timestamp {
     Timestamp::from_microsecond(us).expect("timestamp in range")
@@ -82,7 +84,7 @@ fn mode(path: &Path) -> u32 {
 fn new_data_directory_is_private() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("nested").join("data");
-    let store = Store::open(&dir).expect("open");
+    let store = FileStore::open(&dir).expect("open");
     assert_eq!(mode(&dir), 0o700, "data directory mode");
     let file = dir.join(DB_FILE);
     assert_eq!(store.path(), file);
@@ -92,18 +94,18 @@ fn new_data_directory_is_private() {
 #[test]
 fn existing_file_with_loose_mode_is_tightened() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    drop(Store::open(tmp.path()).expect("open"));
+    drop(FileStore::open(tmp.path()).expect("open"));
     let file = tmp.path().join(DB_FILE);
     std::fs::set_permissions(&file, Permissions::from_mode(0o644)).expect("chmod");
-    drop(Store::open(tmp.path()).expect("reopen"));
+    drop(FileStore::open(tmp.path()).expect("reopen"));
     assert_eq!(mode(&file), 0o600);
 }
 
 #[test]
 fn second_open_of_the_same_directory_is_locked() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let first = Store::open(tmp.path()).expect("first open");
-    let err = Store::open(tmp.path()).expect_err("second open must fail");
+    let first = FileStore::open(tmp.path()).expect("first open");
+    let err = FileStore::open(tmp.path()).expect_err("second open must fail");
     match &err {
         StoreError::Locked(dir) => assert_eq!(dir, tmp.path()),
         other => panic!("expected Locked, got {other:?}"),
@@ -115,14 +117,14 @@ fn second_open_of_the_same_directory_is_locked() {
     );
     assert!(message.contains("in use"), "{message}");
     drop(first);
-    Store::open(tmp.path()).expect("open after the first store is dropped");
+    FileStore::open(tmp.path()).expect("open after the first store is dropped");
 }
 
 #[test]
 fn schema_version_is_written_and_newer_versions_are_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     {
-        let store = Store::open(tmp.path()).expect("open");
+        let store = FileStore::open(tmp.path()).expect("open");
         assert_eq!(
             store.meta("schema_version").expect("meta"),
             Some(SCHEMA_VERSION.to_be_bytes().to_vec())
@@ -130,13 +132,13 @@ fn schema_version_is_written_and_newer_versions_are_refused() {
     }
     // The current version reopens fine.
     {
-        let store = Store::open(tmp.path()).expect("reopen at current version");
+        let store = FileStore::open(tmp.path()).expect("reopen at current version");
         let mut txn = store.begin_write().expect("begin");
         txn.put_meta("schema_version", &(SCHEMA_VERSION + 1).to_be_bytes())
             .expect("put_meta");
         txn.commit().expect("commit");
     }
-    let err = Store::open(tmp.path()).expect_err("newer schema must be refused");
+    let err = FileStore::open(tmp.path()).expect_err("newer schema must be refused");
     match &err {
         StoreError::NewerSchema {
             path,
@@ -151,7 +153,7 @@ fn schema_version_is_written_and_newer_versions_are_refused() {
     }
     assert!(err.to_string().contains("upgrade"), "{err}");
     // A refused open must not have rewritten the version (nor kept the lock).
-    let err = Store::open(tmp.path()).expect_err("still refused");
+    let err = FileStore::open(tmp.path()).expect_err("still refused");
     assert!(matches!(err, StoreError::NewerSchema { .. }), "{err:?}");
 }
 
@@ -216,7 +218,7 @@ fn everything_round_trips_through_a_reopen() {
     // A check without links in front of it, so the link merge has to skip.
     let other = check(0x50, p.uuid, "other");
 
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let mut txn = store.begin_write().expect("begin");
     txn.put_project(&p).expect("project");
     txn.put_api_key(&key).expect("key");
@@ -230,7 +232,7 @@ fn everything_round_trips_through_a_reopen() {
     txn.commit().expect("commit");
     drop(store);
 
-    let store = Store::open(tmp.path()).expect("reopen");
+    let store = FileStore::open(tmp.path()).expect("reopen");
     let snap = store.load().expect("load");
     assert_eq!(snap.projects, vec![p.clone()]);
     assert_eq!(snap.api_keys, vec![key]);
@@ -291,7 +293,7 @@ fn everything_round_trips_through_a_reopen() {
 )]
 fn set_links_replaces_put_link_adds_and_delete_link_removes_one() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let p = Uuid::from_u128(1);
     let c = check(10, p, "a");
     let (a, b, d) = (
@@ -320,7 +322,7 @@ fn set_links_replaces_put_link_adds_and_delete_link_removes_one() {
 #[test]
 fn slug_index_follows_renames_and_deletes() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let p = Uuid::from_u128(1);
     let other_project = Uuid::from_u128(2);
     let mut c = check(10, p, "backup");
@@ -383,7 +385,7 @@ fn slug_index_follows_renames_and_deletes() {
 #[test]
 fn delete_check_takes_its_pings_bodies_flips_and_links_only() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let p = Uuid::from_u128(1);
     // Adjacent UUIDs, so a range that is one off would touch the neighbour.
     let doomed = check(0x100, p, "doomed");
@@ -443,7 +445,7 @@ fn delete_check_takes_its_pings_bodies_flips_and_links_only() {
 #[test]
 fn pings_are_newest_first_limited_and_bodies_optional() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let c = Uuid::from_u128(0x100);
     let neighbour = Uuid::from_u128(0x101);
     let mut txn = store.begin_write().expect("begin");
@@ -524,7 +526,7 @@ fn pings_are_newest_first_limited_and_bodies_optional() {
 #[test]
 fn flips_in_the_same_microsecond_are_all_kept() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let c = Uuid::from_u128(0x100);
     let t = at(500);
     let mut txn = store.begin_write().expect("begin");
@@ -574,7 +576,7 @@ fn flips_in_the_same_microsecond_are_all_kept() {
 #[test]
 fn aborted_and_dropped_transactions_leave_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let p = project(1, "ops");
     let c = check(10, p.uuid, "x");
     for explicit_abort in [true, false] {
@@ -601,7 +603,7 @@ fn aborted_and_dropped_transactions_leave_nothing() {
         assert_eq!(store.meta("extra").expect("meta"), None);
     }
     drop(store);
-    let store = Store::open(tmp.path()).expect("reopen");
+    let store = FileStore::open(tmp.path()).expect("reopen");
     assert!(store.load().expect("load").checks.is_empty());
     assert_eq!(store.health_check().expect("health"), 0);
 }
@@ -665,7 +667,7 @@ fn a_project_with_a_quiet_window_is_a_version_2_record_and_one_without_stays_ver
     ));
     // Written and read back through the store.
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let mut txn = store.begin_write().expect("txn");
     txn.put_project(&quiet).expect("put");
     txn.commit().expect("commit");
@@ -675,7 +677,7 @@ fn a_project_with_a_quiet_window_is_a_version_2_record_and_one_without_stays_ver
 #[test]
 fn put_api_key_refuses_a_malformed_id() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let key = ApiKey {
         id: "hcw_short".into(),
         project: Uuid::from_u128(1),
@@ -716,7 +718,7 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
         events: crate::model::events::Events::default(),
     };
     {
-        let store = Store::open(tmp.path()).expect("open");
+        let store = FileStore::open(tmp.path()).expect("open");
         let mut txn = store.begin_write().expect("begin");
         txn.put_project(&p).expect("p");
         txn.put_project(&q).expect("q");
@@ -731,7 +733,7 @@ fn deletes_of_projects_keys_and_channels_are_durable() {
         txn.delete_project(p.uuid).expect("del project");
         txn.commit().expect("commit");
     }
-    let store = Store::open(tmp.path()).expect("reopen");
+    let store = FileStore::open(tmp.path()).expect("reopen");
     let snap = store.load().expect("load");
     assert_eq!(snap.projects, vec![q]);
     assert!(snap.api_keys.is_empty());
@@ -767,7 +769,7 @@ fn outbox_tries_deliveries_and_repeats_round_trip_and_are_bounded() {
         queued: at(2),
     };
     {
-        let store = Store::open(dir.path()).expect("open");
+        let store = FileStore::open(dir.path()).expect("open");
         let mut txn = store.begin_write().expect("txn");
         txn.put_outbox(&entry).expect("outbox");
         txn.put_tries(
@@ -787,7 +789,7 @@ fn outbox_tries_deliveries_and_repeats_round_trip_and_are_bounded() {
         txn.put_repeat(entry.check, chan, 1234).expect("repeat");
         txn.commit().expect("commit");
     }
-    let store = Store::open(dir.path()).expect("reopen");
+    let store = FileStore::open(dir.path()).expect("reopen");
     let pending = store.outbox_pending().expect("pending");
     assert_eq!(
         pending,
@@ -888,7 +890,7 @@ fn sessions_round_trip_are_deleted_and_a_file_without_the_table_has_none() {
         last_used: at(2),
     };
     {
-        let store = Store::open(tmp.path()).expect("open");
+        let store = FileStore::open(tmp.path()).expect("open");
         let mut txn = store.begin_write().expect("begin");
         txn.put_session(&[1; 32], &kept).expect("put");
         txn.put_session(&[2; 32], &Session::new(at(3)))
@@ -900,7 +902,7 @@ fn sessions_round_trip_are_deleted_and_a_file_without_the_table_has_none() {
             .expect("deleting a missing one is no error");
         txn.commit().expect("commit");
     }
-    let store = Store::open(tmp.path()).expect("reopen");
+    let store = FileStore::open(tmp.path()).expect("reopen");
     assert_eq!(store.load().expect("load").sessions, vec![([1; 32], kept)]);
 
     // A file from before sessions: redb answers "no such table", which reads as no sessions.
@@ -997,13 +999,13 @@ fn a_check_with_rules_is_written_as_version_2_and_one_without_as_version_1() {
     ));
 
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(tmp.path()).expect("open");
+    let store = FileStore::open(tmp.path()).expect("open");
     let mut w = store.begin_write().expect("write");
     w.put_project(&p).expect("project");
     w.put_check(&ruled, None).expect("check");
     w.commit().expect("commit");
     drop(store);
-    let store = Store::open(tmp.path()).expect("reopen");
+    let store = FileStore::open(tmp.path()).expect("reopen");
     let loaded = store.load().expect("load");
     let got = loaded.checks.first().expect("the check");
     assert_eq!((got.fail_threshold, got.max_duration), (3, 7200));

@@ -30,7 +30,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::store::crash_point::{self, Point};
+use crate::store::embedded::crash_point::{self, Point};
 
 /// Name of the log's directory inside the data directory.
 pub(crate) const WAL_DIR: &str = "wal";
@@ -295,7 +295,7 @@ impl Wal {
         self.spare = std::thread::Builder::new()
             .name("ping-log-segment".into())
             .spawn(move || {
-                crate::store::background_priority();
+                crate::store::embedded::background_priority();
                 make_segment(&dir, &path, SEGMENT_BYTES).map(|file| (file, path))
             })
             .map_err(|e| {

@@ -31,17 +31,17 @@ fn copy_dir(from: &Path, to: &Path, with_log: bool) {
     }
 }
 
-fn journaled(store: &Store) -> Vec<(u64, u64)> {
+fn journaled(store: &FileStore) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
     store
-        .for_each_journaled(|seq, ping| out.push((seq, ping.n)))
+        .for_each_journaled(&mut |seq, ping| out.push((seq, ping.n)))
         .expect("journal");
     out
 }
 
 /// A store in `live` holding one project, committed durably: nothing waits in the log.
-fn live_store(live: &Path) -> Store {
-    let store = Store::open(live).expect("open");
+fn live_store(live: &Path) -> FileStore {
+    let store = FileStore::open(live).expect("open");
     let mut txn = store.begin_write().expect("begin");
     txn.put_project(&super::tests::project(1, "ops"))
         .expect("project");
@@ -71,17 +71,17 @@ fn pings_alone_live_in_the_log_until_a_checkpoint_and_come_back_after_a_crash() 
 
     // Crash now: the file alone has lost them (so the log is what keeps them) ...
     copy_dir(&live, &tmp.path().join("file-only"), false);
-    let file_only = Store::open(&tmp.path().join("file-only")).expect("open the file alone");
+    let file_only = FileStore::open(&tmp.path().join("file-only")).expect("open the file alone");
     assert_eq!(journaled(&file_only), vec![]);
     drop(file_only);
     // ... and with the log, every one comes back, once, and the log starts afresh.
     copy_dir(&live, &tmp.path().join("crashed"), true);
-    let crashed = Store::open(&tmp.path().join("crashed")).expect("open after the crash");
+    let crashed = FileStore::open(&tmp.path().join("crashed")).expect("open after the crash");
     assert_eq!(journaled(&crashed), vec![(1, 1), (2, 2), (3, 3)]);
     assert_eq!(crashed.log_segments(), 0);
     assert_eq!(crashed.load().expect("load").next_journal_seq, 4);
     drop(crashed);
-    let again = Store::open(&tmp.path().join("crashed")).expect("second open");
+    let again = FileStore::open(&tmp.path().join("crashed")).expect("second open");
     assert_eq!(journaled(&again), vec![(1, 1), (2, 2), (3, 3)]);
     drop(again);
 
@@ -91,11 +91,11 @@ fn pings_alone_live_in_the_log_until_a_checkpoint_and_come_back_after_a_crash() 
     // The segment appended to stays for the next pings; its records are covered now.
     assert_eq!(store.log_segments(), 1);
     copy_dir(&live, &tmp.path().join("after-checkpoint"), false);
-    let file_only = Store::open(&tmp.path().join("after-checkpoint")).expect("open");
+    let file_only = FileStore::open(&tmp.path().join("after-checkpoint")).expect("open");
     assert_eq!(journaled(&file_only), vec![(1, 1), (2, 2), (3, 3)]);
     // With the log beside it, the covered records are not redone a second time.
     copy_dir(&live, &tmp.path().join("crashed-later"), true);
-    let crashed = Store::open(&tmp.path().join("crashed-later")).expect("open");
+    let crashed = FileStore::open(&tmp.path().join("crashed-later")).expect("open");
     assert_eq!(journaled(&crashed), vec![(1, 1), (2, 2), (3, 3)]);
 }
 
@@ -103,7 +103,7 @@ fn pings_alone_live_in_the_log_until_a_checkpoint_and_come_back_after_a_crash() 
 fn a_failed_commit_takes_its_records_back_out_of_the_log() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let live = tmp.path().join("live");
-    let store = Store::open(&live).expect("open");
+    let store = FileStore::open(&live).expect("open");
     let check = Uuid::from_u128(0x100);
     let mut txn = store.begin_write().expect("begin");
     txn.put_journal(1, &ping(check, 1), b"").expect("journal");
@@ -114,7 +114,7 @@ fn a_failed_commit_takes_its_records_back_out_of_the_log() {
     txn.abort().expect("abort");
 
     copy_dir(&live, &tmp.path().join("crashed"), true);
-    let crashed = Store::open(&tmp.path().join("crashed")).expect("open");
+    let crashed = FileStore::open(&tmp.path().join("crashed")).expect("open");
     assert_eq!(journaled(&crashed), vec![(1, 1)]);
     // The number the aborted transaction had is not handed out again in this process.
     assert!(store.load().expect("load").next_journal_seq >= 3);
@@ -140,7 +140,7 @@ fn a_backup_put_in_place_of_the_file_does_not_take_in_the_old_files_log() {
     let restored = tmp.path().join("restored");
     copy_dir(&live, &restored, true);
     std::fs::copy(&backup, restored.join("overdue.redb")).expect("restore");
-    let store = Store::open(&restored).expect("open the restored file");
+    let store = FileStore::open(&restored).expect("open the restored file");
     assert_eq!(journaled(&store), vec![(1, 1), (2, 2), (3, 3)]);
     assert_eq!(
         store.log_segments(),

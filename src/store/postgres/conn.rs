@@ -1,0 +1,206 @@
+//! One session with the database as the store's synchronous code uses it.
+//!
+//! The store is called from synchronous code (the writer's blocking thread, the start-up
+//! load, handlers that read history), so each call waits here for its future. The
+//! connection's socket is driven by the store's own small runtime (see `store.rs`), never by
+//! the caller's: the caller only waits on the client's answer (`futures_executor`), so a
+//! call works the same from a blocking thread, a tokio worker or plain `main`. Every wait is
+//! bounded; a session that does not answer in time is taken for lost ([`PgError::Lost`]).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::runtime::Handle;
+use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::{Client, Statement};
+use uuid::Uuid;
+
+use super::{Database, PgError};
+use crate::model::limits::DATABASE_QUERY_TIMEOUT_SECS;
+use crate::store::StoreError;
+
+/// How long one statement or one batch may take.
+pub(super) const QUERY_TIMEOUT: Duration = Duration::from_secs(DATABASE_QUERY_TIMEOUT_SECS);
+
+/// One open session.
+pub(crate) struct Conn {
+    pub(super) client: Client,
+    handle: Handle,
+    pub(super) db: Database,
+    /// Statements prepared on this session, by their text.
+    statements: Mutex<HashMap<&'static str, Statement>>,
+    /// A transaction was left open (a batch dropped without commit or abort): the next one
+    /// rolls it back first.
+    pub(super) dirty: AtomicBool,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("target", &self.db.target())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conn {
+    /// Opens a session whose connection task runs on `handle`'s runtime.
+    pub(super) fn open(db: &Database, handle: &Handle) -> Result<Conn, PgError> {
+        let _runtime = handle.enter();
+        let client = futures_executor::block_on(db.connect())?;
+        Ok(Conn {
+            client,
+            handle: handle.clone(),
+            db: db.clone(),
+            statements: Mutex::new(HashMap::new()),
+            dirty: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether the session has ended (its connection task is gone).
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// Waits for `f` at most [`QUERY_TIMEOUT`].
+    pub(super) fn block<T>(
+        &self,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, StoreError> {
+        self.block_for(QUERY_TIMEOUT, f)
+    }
+
+    /// Waits for `f` at most `limit`; a session that does not answer by then is lost.
+    pub(super) fn block_for<T>(
+        &self,
+        limit: Duration,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, StoreError> {
+        // The timer is the store's runtime's: the caller may have none.
+        let _runtime = self.handle.enter();
+        match futures_executor::block_on(tokio::time::timeout(limit, f)) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(StoreError::Pg(self.db.explain(&e))),
+            Err(_) => Err(StoreError::Pg(PgError::Lost {
+                target: self.db.target(),
+                reason: format!("no answer within {limit:?}"),
+            })),
+        }
+    }
+
+    /// The prepared statement for `sql`, prepared on first use.
+    pub(super) async fn statement(
+        &self,
+        sql: &'static str,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        let cached = self
+            .statements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(sql)
+            .cloned();
+        if let Some(statement) = cached {
+            return Ok(statement);
+        }
+        let statement = self.client.prepare(sql).await?;
+        self.statements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs one query and answers its rows.
+    pub(super) fn query(
+        &self,
+        sql: &'static str,
+        params: &[Param],
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        self.block(async {
+            let statement = self.statement(sql).await?;
+            self.client.query(&statement, &refs(params)).await
+        })
+    }
+
+    /// Ends a transaction that was left open, if one was.
+    pub(super) async fn clean(&self) -> Result<(), tokio_postgres::Error> {
+        if self.dirty.swap(false, Ordering::AcqRel) {
+            self.client.batch_execute("ROLLBACK").await?;
+        }
+        Ok(())
+    }
+}
+
+/// A statement's parameter, owned, so a batch's statements can wait until its commit.
+#[derive(Debug, Clone)]
+pub(crate) enum Param {
+    Bytes(Vec<u8>),
+    I64(i64),
+    Uuid(Uuid),
+    Text(String),
+    I64s(Vec<i64>),
+}
+
+impl From<Vec<u8>> for Param {
+    fn from(v: Vec<u8>) -> Param {
+        Param::Bytes(v)
+    }
+}
+
+impl From<i64> for Param {
+    fn from(v: i64) -> Param {
+        Param::I64(v)
+    }
+}
+
+impl From<Uuid> for Param {
+    fn from(v: Uuid) -> Param {
+        Param::Uuid(v)
+    }
+}
+
+impl From<&str> for Param {
+    fn from(v: &str) -> Param {
+        Param::Text(v.to_string())
+    }
+}
+
+/// A `u64` sequence number or ping number as PostgreSQL's `bigint`. They start at 1 and
+/// grow by one, so they never reach 2⁶³.
+pub(super) fn big(v: u64) -> Param {
+    Param::I64(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl ToSql for Param {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Bytes(v) => v.to_sql_checked(ty, out),
+            Param::I64(v) => v.to_sql_checked(ty, out),
+            Param::Uuid(v) => v.to_sql_checked(ty, out),
+            Param::Text(v) => v.to_sql_checked(ty, out),
+            Param::I64s(v) => v.to_sql_checked(ty, out),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        <Vec<u8>>::accepts(ty)
+            || i64::accepts(ty)
+            || Uuid::accepts(ty)
+            || String::accepts(ty)
+            || <Vec<i64>>::accepts(ty)
+    }
+
+    to_sql_checked!();
+}
+
+/// `params` as tokio-postgres takes them.
+pub(super) fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}

@@ -1,0 +1,453 @@
+//! The PostgreSQL engine's store: its two sessions, its start (tables and the active node's
+//! lock), and its reads.
+//!
+//! Two sessions: the writer's, which holds the session-level advisory lock that makes this
+//! node the active one and through which every batch commits (a node whose session ended has
+//! lost the lock with it and can commit nothing more), and one for reads, which are
+//! pipelined on it. Both connections run on a runtime of the store's own (one thread), so a
+//! caller's runtime, stopping or paused in a test, never holds them up.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures_util::TryStreamExt;
+use tokio::runtime::Runtime;
+use uuid::Uuid;
+
+use super::conn::{Conn, Param, big};
+use super::schema;
+use super::txn::PgTxn;
+use super::{Database, PgError};
+use crate::model::limits::DATABASE_LOAD_TIMEOUT_SECS;
+use crate::model::{Check, Delivery, Flip, OutboxEntry, Ping, Tries};
+use crate::store::records::{
+    self, ApiKeyRecord, ChannelRecord, DeliveryRecord, FlipRecord, OutboxRecord, PingRecord,
+    SessionRecord, TriesRecord, decode,
+};
+use crate::store::{Snapshot, StoreError};
+
+/// The session-level advisory lock the active node holds (the bytes of "overdue" and 1).
+pub(crate) const ACTIVE_LOCK: i64 = 0x6f76_6572_6475_6501;
+
+/// The open database.
+pub(crate) struct PgStore {
+    db: Database,
+    /// Drives both connections; `None` only while dropping.
+    runtime: Option<Runtime>,
+    writer: RwLock<Option<Arc<Conn>>>,
+    reader: RwLock<Option<Arc<Conn>>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("target", &self.db.target())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which tokio forbids inside another runtime's task.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl PgStore {
+    /// Connects, takes the active node's lock, and creates or upgrades the tables (`create`),
+    /// or refuses a database without them. Another node holding the lock is
+    /// [`PgError::Standby`].
+    pub(crate) fn open(db: &Database, create: bool) -> Result<PgStore, StoreError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                StoreError::Pg(PgError::Server {
+                    target: db.target(),
+                    reason: format!("cannot start the database runtime: {e}"),
+                })
+            })?;
+        let store = PgStore {
+            db: db.clone(),
+            writer: RwLock::new(None),
+            reader: RwLock::new(None),
+            runtime: Some(runtime),
+        };
+        store.reopen()?;
+        let writer = store.writer()?;
+        schema::prepare(&writer, create)?;
+        Ok(store)
+    }
+
+    /// `host:port/dbname`, for messages.
+    pub(crate) fn target(&self) -> String {
+        self.db.target()
+    }
+
+    fn handle(&self) -> Result<&tokio::runtime::Handle, StoreError> {
+        self.runtime
+            .as_ref()
+            .map(Runtime::handle)
+            .ok_or(StoreError::Closed)
+    }
+
+    /// Opens both sessions afresh and takes the lock on the writer's. Fails with
+    /// [`PgError::Standby`] while another node holds it.
+    pub(crate) fn reopen(&self) -> Result<(), StoreError> {
+        let mut writer = self.writer.write().unwrap_or_else(PoisonError::into_inner);
+        // A session that is still open keeps the lock; one that ended lost it.
+        if writer.as_ref().is_none_or(|c| c.is_closed()) {
+            writer.take();
+            let conn = Conn::open(&self.db, self.handle()?)?;
+            let locked = conn.block(async {
+                let row = conn
+                    .client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&ACTIVE_LOCK])
+                    .await?;
+                row.try_get::<_, bool>(0)
+            })?;
+            if !locked {
+                return Err(StoreError::Pg(PgError::Standby {
+                    target: self.db.target(),
+                }));
+            }
+            *writer = Some(Arc::new(conn));
+        }
+        drop(writer);
+        self.reconnect_reader()?;
+        Ok(())
+    }
+
+    fn reconnect_reader(&self) -> Result<Arc<Conn>, StoreError> {
+        let conn = Arc::new(Conn::open(&self.db, self.handle()?)?);
+        *self.reader.write().unwrap_or_else(PoisonError::into_inner) = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// The writer's session.
+    fn writer(&self) -> Result<Arc<Conn>, StoreError> {
+        self.writer
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or(StoreError::Closed)
+    }
+
+    /// The session for reads, opened again if it ended (the writer's may be fine).
+    fn reader(&self) -> Result<Arc<Conn>, StoreError> {
+        let current = self
+            .reader
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match current {
+            Some(conn) if !conn.is_closed() => Ok(conn),
+            _ => self.reconnect_reader(),
+        }
+    }
+
+    fn query(
+        &self,
+        sql: &'static str,
+        params: &[Param],
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        self.reader()?.query(sql, params)
+    }
+
+    /// Starts the write transaction of one batch. Only the writer begins them (one at a time).
+    pub(crate) fn begin_write(&self) -> Result<PgTxn, StoreError> {
+        Ok(PgTxn::new(self.writer()?))
+    }
+
+    /// Reads everything the service keeps in memory, through the writer's session (which no
+    /// batch uses while the writer loads).
+    pub(crate) fn load_streaming(
+        &self,
+        on_check: &mut dyn FnMut(Check),
+    ) -> Result<Snapshot, StoreError> {
+        let conn = self.writer()?;
+        let mut snap = Snapshot::default();
+        for row in conn.query("SELECT record FROM overdue_projects ORDER BY uuid", &[])? {
+            snap.projects
+                .push(records::decode_project(&get::<Vec<u8>>(&row, 0)?)?);
+        }
+        for row in conn.query("SELECT record FROM overdue_api_keys ORDER BY id", &[])? {
+            snap.api_keys
+                .push(decode::<ApiKeyRecord>(&get::<Vec<u8>>(&row, 0)?, "api key")?.into());
+        }
+        for row in conn.query("SELECT record FROM overdue_channels ORDER BY uuid", &[])? {
+            snap.channels
+                .push(decode::<ChannelRecord>(&get::<Vec<u8>>(&row, 0)?, "channel")?.into());
+        }
+        snap.next_outbox_seq = next_seq(&conn, "SELECT max(seq) FROM overdue_outbox")?;
+        snap.next_journal_seq = next_seq(&conn, "SELECT max(seq) FROM overdue_journal")?;
+        for row in conn.query("SELECT id, record FROM overdue_sessions", &[])? {
+            let id: Vec<u8> = get(&row, 0)?;
+            let id: [u8; 32] = id
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("a session id is not 32 bytes".into()))?;
+            snap.sessions.push((
+                id,
+                decode::<SessionRecord>(&get::<Vec<u8>>(&row, 1)?, "session")?.into(),
+            ));
+        }
+        // One pass over the checks with their links, streamed: a million checks are never
+        // held as rows and as checks at once.
+        let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
+        let mut failed = None;
+        conn.block_for(limit, async {
+            let statement = conn
+                .statement(
+                    "SELECT c.record, coalesce(array_agg(l.channel ORDER BY l.channel) \
+                     FILTER (WHERE l.channel IS NOT NULL), '{}') \
+                     FROM overdue_checks c LEFT JOIN overdue_check_channels l \
+                     ON l.check_id = c.uuid GROUP BY c.uuid ORDER BY c.uuid",
+                )
+                .await?;
+            let rows = conn
+                .client
+                .query_raw(&statement, std::iter::empty::<Param>())
+                .await?;
+            futures_util::pin_mut!(rows);
+            while let Some(row) = rows.try_next().await? {
+                let decoded = row
+                    .try_get::<_, Vec<u8>>(0)
+                    .map_err(|e| StoreError::from_row(&e))
+                    .and_then(|bytes| records::decode_check(&bytes))
+                    .and_then(|check| {
+                        let channels: Vec<Uuid> =
+                            row.try_get(1).map_err(|e| StoreError::from_row(&e))?;
+                        Ok((check, channels))
+                    });
+                match decoded {
+                    Ok((mut check, channels)) => {
+                        check.channels = channels;
+                        on_check(check);
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            Ok::<(), tokio_postgres::Error>(())
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(snap),
+        }
+    }
+
+    /// The newest `limit` pings of a check, newest first.
+    pub(crate) fn pings(&self, check: Uuid, limit: usize) -> Result<Vec<Ping>, StoreError> {
+        let rows = self.query(
+            "SELECT n, record FROM overdue_pings WHERE check_id = $1 ORDER BY n DESC LIMIT $2",
+            &[check.into(), big(limit as u64)],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let n = u64::try_from(get::<i64>(&row, 0)?).unwrap_or(0);
+            let record = decode::<PingRecord>(&get::<Vec<u8>>(&row, 1)?, "ping")?;
+            out.push(record.into_ping(check, n)?);
+        }
+        Ok(out)
+    }
+
+    /// The stored body of ping `n`, if it exists and is not empty.
+    pub(crate) fn ping_body(&self, check: Uuid, n: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let rows = self.query(
+            "SELECT body FROM overdue_ping_bodies WHERE check_id = $1 AND n = $2",
+            &[check.into(), big(n)],
+        )?;
+        match rows.first() {
+            Some(row) => Ok(Some(get::<Vec<u8>>(row, 0)?).filter(|b| !b.is_empty())),
+            None => Ok(None),
+        }
+    }
+
+    /// Every stored flip of a check, newest first.
+    pub(crate) fn flips(&self, check: Uuid) -> Result<Vec<Flip>, StoreError> {
+        let rows = self.query(
+            "SELECT record FROM overdue_flips WHERE check_id = $1 ORDER BY at_us DESC",
+            &[check.into()],
+        )?;
+        rows.iter()
+            .map(|row| decode::<FlipRecord>(&get::<Vec<u8>>(row, 0)?, "flip")?.into_flip(check))
+            .collect()
+    }
+
+    /// Every queued alert, oldest first.
+    pub(crate) fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
+        let rows = self.query("SELECT seq, record FROM overdue_outbox ORDER BY seq", &[])?;
+        rows.iter()
+            .map(|row| {
+                let seq = u64::try_from(get::<i64>(row, 0)?).unwrap_or(0);
+                decode::<OutboxRecord>(&get::<Vec<u8>>(row, 1)?, "outbox")?.into_entry(seq)
+            })
+            .collect()
+    }
+
+    /// How many alerts wait in the outbox.
+    pub(crate) fn outbox_len(&self) -> Result<u64, StoreError> {
+        self.count("SELECT count(*) FROM overdue_outbox")
+    }
+
+    /// Every queued alert with its retry state, oldest first.
+    pub(crate) fn outbox_pending(&self) -> Result<Vec<(OutboxEntry, Option<Tries>)>, StoreError> {
+        let rows = self.query(
+            "SELECT o.seq, o.record, t.record FROM overdue_outbox o \
+             LEFT JOIN overdue_outbox_tries t ON t.seq = o.seq ORDER BY o.seq",
+            &[],
+        )?;
+        rows.iter()
+            .map(|row| {
+                let seq = u64::try_from(get::<i64>(row, 0)?).unwrap_or(0);
+                let entry =
+                    decode::<OutboxRecord>(&get::<Vec<u8>>(row, 1)?, "outbox")?.into_entry(seq)?;
+                let tries = match get::<Option<Vec<u8>>>(row, 2)? {
+                    Some(bytes) => Some(decode::<TriesRecord>(&bytes, "outbox tries")?.into()),
+                    None => None,
+                };
+                Ok((entry, tries))
+            })
+            .collect()
+    }
+
+    /// The newest `limit` delivery attempts to a channel, newest first.
+    pub(crate) fn deliveries(
+        &self,
+        channel: Uuid,
+        limit: usize,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        let rows = self.query(
+            "SELECT record FROM overdue_deliveries WHERE channel = $1 \
+             ORDER BY at_us DESC LIMIT $2",
+            &[channel.into(), big(limit as u64)],
+        )?;
+        rows.iter()
+            .map(|row| {
+                Ok(
+                    decode::<DeliveryRecord>(&get::<Vec<u8>>(row, 0)?, "delivery")?
+                        .into_delivery(channel),
+                )
+            })
+            .collect()
+    }
+
+    /// Every pending repeat alert: (check, channel, due time in µs).
+    pub(crate) fn repeats(&self) -> Result<Vec<(Uuid, Uuid, i64)>, StoreError> {
+        let rows = self.query(
+            "SELECT check_id, channel, due_us FROM overdue_repeats ORDER BY check_id, channel",
+            &[],
+        )?;
+        rows.iter()
+            .map(|row| Ok((get(row, 0)?, get(row, 1)?, get(row, 2)?)))
+            .collect()
+    }
+
+    /// Calls `f` with every journal entry's sequence number and ping, oldest first.
+    pub(crate) fn for_each_journaled(
+        &self,
+        f: &mut dyn FnMut(u64, Ping),
+    ) -> Result<(), StoreError> {
+        let conn = self.writer()?;
+        let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
+        let mut failed = None;
+        conn.block_for(limit, async {
+            let statement = conn
+                .statement("SELECT seq, record FROM overdue_journal ORDER BY seq")
+                .await?;
+            let rows = conn
+                .client
+                .query_raw(&statement, std::iter::empty::<Param>())
+                .await?;
+            futures_util::pin_mut!(rows);
+            while let Some(row) = rows.try_next().await? {
+                let decoded = (|| {
+                    let seq = u64::try_from(get::<i64>(&row, 0)?).unwrap_or(0);
+                    Ok::<_, StoreError>((seq, records::journal_ping(&get::<Vec<u8>>(&row, 1)?)?))
+                })();
+                match decoded {
+                    Ok((seq, ping)) => f(seq, ping),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            Ok::<(), tokio_postgres::Error>(())
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// How many entries the journal holds.
+    pub(crate) fn journal_len(&self) -> Result<u64, StoreError> {
+        self.count("SELECT count(*) FROM overdue_journal")
+    }
+
+    /// The check whose per-check badge key is `badge`.
+    pub(crate) fn check_by_badge_key(&self, badge: Uuid) -> Result<Option<Uuid>, StoreError> {
+        let rows = self.query(
+            "SELECT check_id FROM overdue_badge_keys WHERE badge_key = $1",
+            &[badge.into()],
+        )?;
+        rows.first().map(|row| get(row, 0)).transpose()
+    }
+
+    /// How many checks are stored.
+    pub(crate) fn check_count(&self) -> Result<u64, StoreError> {
+        self.count("SELECT count(*) FROM overdue_checks")
+    }
+
+    /// A cheap read that proves the database answers.
+    pub(crate) fn health_check(&self) -> Result<u64, StoreError> {
+        self.count("SELECT count(*) FROM overdue_projects")
+    }
+
+    /// A value from the meta table.
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let rows = self.query(
+            "SELECT value FROM overdue_meta WHERE key = $1",
+            &[key.into()],
+        )?;
+        rows.first().map(|row| get(row, 0)).transpose()
+    }
+
+    fn count(&self, sql: &'static str) -> Result<u64, StoreError> {
+        let rows = self.query(sql, &[])?;
+        let n: i64 = match rows.first() {
+            Some(row) => get(row, 0)?,
+            None => 0,
+        };
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+/// One past the highest number `sql` (a `max(seq)`) finds, 1 in an empty table.
+fn next_seq(conn: &Conn, sql: &'static str) -> Result<u64, StoreError> {
+    let rows = conn.query(sql, &[])?;
+    let max: Option<i64> = match rows.first() {
+        Some(row) => get(row, 0)?,
+        None => None,
+    };
+    Ok(max.map_or(1, |m| u64::try_from(m).unwrap_or(0) + 1))
+}
+
+/// Column `i` of a row; a column of another type is a damaged table, not a panic.
+pub(super) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a tokio_postgres::Row,
+    i: usize,
+) -> Result<T, StoreError> {
+    row.try_get(i).map_err(|e| StoreError::from_row(&e))
+}
+
+impl StoreError {
+    /// A row that does not read as the columns the tables have.
+    fn from_row(e: &tokio_postgres::Error) -> StoreError {
+        StoreError::Corrupt(format!("a database row does not read: {e}"))
+    }
+}
