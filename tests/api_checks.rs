@@ -521,7 +521,7 @@ async fn state_survives_a_restart() {
     let path = dir.path().to_path_buf();
     let reopened = overdue::service::Service::open(
         &path,
-        overdue::service::ServiceConfig::default(),
+        common::engine(&path, overdue::service::ServiceConfig::default()),
         overdue::service::Clock::System,
     )
     .unwrap();
@@ -583,7 +583,7 @@ async fn legacy_time_zone_names_are_kept_as_given_and_evaluated_canonically() {
     let dir = s.shutdown().await;
     let reopened = overdue::service::Service::open(
         dir.path(),
-        overdue::service::ServiceConfig::default(),
+        common::engine(dir.path(), overdue::service::ServiceConfig::default()),
         overdue::service::Clock::System,
     )
     .unwrap();

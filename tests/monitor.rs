@@ -33,7 +33,12 @@ struct Env {
 
 async fn open(dir: tempfile::TempDir, now: Timestamp) -> Env {
     let service = Arc::new(
-        Service::open(dir.path(), ServiceConfig::default(), Clock::tokio_at(now)).expect("open"),
+        Service::open(
+            dir.path(),
+            common::engine(dir.path(), ServiceConfig::default()),
+            Clock::tokio_at(now),
+        )
+        .expect("open"),
     );
     let project = if let Some(p) = service.read(|s| s.project_by_name("p").map(|p| p.uuid)) {
         p

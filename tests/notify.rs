@@ -19,7 +19,12 @@ use serde_json::json;
 /// The data directory of a stopped service, opened without starting anything.
 fn stopped(dir: &std::path::Path) -> overdue::service::Service {
     use overdue::service::{Clock, Service, ServiceConfig};
-    Service::open(dir, ServiceConfig::default(), Clock::System).expect("open")
+    Service::open(
+        dir,
+        common::engine(dir, ServiceConfig::default()),
+        Clock::System,
+    )
+    .expect("open")
 }
 
 /// Checks an alert email as a strict receiver would (RFC 5322 and what large providers demand:

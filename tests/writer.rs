@@ -14,7 +14,12 @@ fn ping(check: uuid::Uuid) -> PingRequest {
 }
 
 async fn service_with_check(dir: &std::path::Path) -> (Service, uuid::Uuid) {
-    let service = Service::open(dir, ServiceConfig::default(), Clock::System).unwrap();
+    let service = Service::open(
+        dir,
+        common::engine(dir, ServiceConfig::default()),
+        Clock::System,
+    )
+    .unwrap();
     let project = service.add_project("p").await.unwrap().uuid;
     let (check, _) = service
         .create_check(project, CheckSpec::default(), ApiVersion::V3)
@@ -110,7 +115,8 @@ async fn plain_and_flipping_pings_of_one_check_share_one_numbering_and_survive_a
 
     let service = std::sync::Arc::into_inner(service).expect("the only handle");
     service.close().await;
-    let service = Service::open(dir.path(), ServiceConfig::default(), Clock::System).unwrap();
+    let config = common::engine(dir.path(), ServiceConfig::default());
+    let service = Service::open(dir.path(), config, Clock::System).unwrap();
     assert_eq!(
         service.read(|s| s.check(&check).map(|c| c.n_pings)),
         Some(201)

@@ -30,6 +30,67 @@ pub fn ping_request(
     }
 }
 
+/// The superuser URL of a throwaway PostgreSQL cluster (`OVERDUE_TEST_DATABASE`, as
+/// `.ci/run` sets it for the second run of these tests): then every in-process server runs on
+/// a fresh database of its own instead of a data file.
+pub fn test_database() -> Option<String> {
+    std::env::var("OVERDUE_TEST_DATABASE")
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
+/// `config` with the engine of this test run: unchanged on the data file; on PostgreSQL
+/// ([`test_database`]) with the database of `dir`, created on first use and named in the
+/// directory, so a restart over the same directory finds the same database.
+pub fn engine(dir: &std::path::Path, mut config: ServiceConfig) -> ServiceConfig {
+    let Some(admin) = test_database() else {
+        return config;
+    };
+    let marker = dir.join("test-database");
+    let name = match std::fs::read_to_string(&marker) {
+        Ok(name) => name,
+        Err(_) => {
+            let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+            create_database(&admin, &name);
+            std::fs::write(&marker, &name).expect("name the test database");
+            name
+        }
+    };
+    let (server, _) = admin.rsplit_once('/').expect("a URL with a database name");
+    config.database = Some(
+        format!("{server}/{name}")
+            .parse()
+            .expect("test database URL"),
+    );
+    config
+}
+
+/// `CREATE DATABASE name` on a thread and runtime of its own, so that any test (sync, async,
+/// on a paused clock) can call it.
+fn create_database(admin: &str, name: &str) {
+    let (admin, sql) = (admin.to_string(), format!("CREATE DATABASE {name}"));
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .expect("connect to OVERDUE_TEST_DATABASE");
+            let task = tokio::spawn(connection);
+            client
+                .batch_execute(&sql)
+                .await
+                .expect("create a test database");
+            drop(client);
+            let _ = task.await;
+        });
+    })
+    .join()
+    .expect("create the test database");
+}
+
 pub struct TestServer {
     pub base: String,
     pub rw: String,
@@ -87,13 +148,9 @@ impl TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         opts.service.site_root = Some(format!("{base}{}", opts.site_path));
+        let config = engine(dir.path(), opts.service);
         let service = Arc::new(
-            Service::open(
-                dir.path(),
-                opts.service,
-                opts.clock.unwrap_or(Clock::System),
-            )
-            .expect("open"),
+            Service::open(dir.path(), config, opts.clock.unwrap_or(Clock::System)).expect("open"),
         );
         let created = service
             .ensure_default_project()
