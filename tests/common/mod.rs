@@ -47,15 +47,12 @@ pub fn engine(dir: &std::path::Path, mut config: ServiceConfig) -> ServiceConfig
         return config;
     };
     let marker = dir.join("test-database");
-    let name = match std::fs::read_to_string(&marker) {
-        Ok(name) => name,
-        Err(_) => {
-            let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-            create_database(&admin, &name);
-            std::fs::write(&marker, &name).expect("name the test database");
-            name
-        }
-    };
+    let name = std::fs::read_to_string(&marker).unwrap_or_else(|_| {
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        create_database(&admin, &name);
+        std::fs::write(&marker, &name).expect("name the test database");
+        name
+    });
     let (server, _) = admin.rsplit_once('/').expect("a URL with a database name");
     config.database = Some(
         format!("{server}/{name}")
