@@ -213,6 +213,27 @@ fn redirect(path: &str, query: &str) -> Response {
     resp
 }
 
+/// What a node that stands by answers to every request (PostgreSQL, issue 19): `503` with
+/// `Retry-After: 1`, so a reverse proxy tries the active node, and `Connection: close`, so the
+/// client's next request finds whichever node serves by then.
+pub(crate) fn standby_response(location: &str) -> Response {
+    let mut resp = response::text_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "text/plain; charset=utf-8",
+        format!("standby: another overdue node is active on {location}; retry there\n"),
+    );
+    let headers = resp.headers_mut();
+    headers.insert(
+        warp::http::header::RETRY_AFTER,
+        warp::http::HeaderValue::from_static("1"),
+    );
+    headers.insert(
+        warp::http::header::CONNECTION,
+        warp::http::HeaderValue::from_static("close"),
+    );
+    resp
+}
+
 /// The 404 of every path nobody serves.
 pub fn not_found() -> Response {
     ApiError::NotFound.into_response("OPTIONS")

@@ -25,7 +25,7 @@ use crate::model::limits::{RESERVED_FDS, SMTP_MAX_CONNECTIONS};
 use crate::server::{Limits, Timeouts, sd_notify};
 use crate::service::StoreError;
 use crate::service::admin::NewKey;
-use crate::service::{Clock, Service, ServiceConfig, ServiceError};
+use crate::service::{Clock, Node, Service, ServiceConfig, ServiceError};
 
 /// Everything the daemon needs, checked before it starts (`cli::serve` builds it from the
 /// flags and the environment).
@@ -209,7 +209,22 @@ pub(crate) fn first_start_keys(
     )
 }
 
+/// Why the active phase of the daemon ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The shutdown signal came.
+    Stopped,
+    /// The data file refused writes for longer than the bound.
+    GaveUp,
+    /// The database session that held the active node's lock ended: stand by again.
+    LostLock,
+}
+
 /// Runs the daemon until `shutdown` resolves or the data file gives up on writes.
+///
+/// On PostgreSQL a node is active only while it holds the database's lock: until it gets it, it
+/// stands by (every request answered `503`, the lock tried every second); once it has it, it
+/// serves; and if its session ends, it stops serving and stands by again.
 pub(crate) async fn run(
     config: DaemonConfig,
     admin: impl AdminSocket,
@@ -238,16 +253,10 @@ pub(crate) async fn run(
             addr: listen.clone(),
             source,
         })?;
-    let smtp_listener =
-        match &email {
-            Some(e) => Some(TcpListener::bind(&e.listen).await.map_err(|source| {
-                DaemonError::ListenSmtp {
-                    addr: e.listen.clone(),
-                    source,
-                }
-            })?),
-            None => None,
-        };
+    let mut smtp_listener = match &email {
+        Some(e) => Some(bind_smtp(e).await?),
+        None => None,
+    };
     let (site_root, unusable) = crate::model::site_root::effective(addr, site_root.as_deref());
     if let Some(warning) = unusable {
         tracing::warn!("{warning}");
@@ -256,24 +265,178 @@ pub(crate) async fn run(
     service.listen = Some(addr.to_string());
     service.ping_email_domain = email.as_ref().map(|e| e.domain.clone());
     let give_up_secs = service.storage.give_up_after.map_or(0, |d| d.as_secs());
-    let service = Arc::new(Service::open(&data, service, Clock::System)?);
+    let limits = Limits {
+        max_connections: fit_connections(max_connections, email.is_some()),
+        timeouts,
+    };
+    // One stop signal for every phase.
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let stopped = move || {
+        let mut stop = stop_rx.clone();
+        async move {
+            let _ = stop.wait_for(|stop| *stop).await;
+        }
+    };
+    let mut phase = Phase {
+        listener: &listener,
+        smtp: smtp_listener.take(),
+        admin: &admin,
+        data: &data,
+        email: email.as_ref(),
+        api,
+        site_root: &site_root,
+        limits,
+        grace: shutdown_grace,
+        ready: false,
+    };
+    // A node that just lost the lock lets a standby take it first.
+    let mut lost_lock = false;
+    loop {
+        let mut node = Node::connect(&data, service.clone(), Clock::System)?;
+        if lost_lock || !node.try_activate()? {
+            let location = node.location();
+            tracing::info!(
+                "another overdue node is active on {location}; standing by: every request is \
+                 answered 503 and the lock is tried every second"
+            );
+            phase.notify_ready();
+            let first_try = Duration::from_secs(if lost_lock { 3 } else { 1 });
+            let Some(active) = stand_by(node, &listener, limits, first_try, stopped()).await else {
+                tracing::info!("stopped");
+                return Ok(());
+            };
+            node = active;
+            tracing::info!("took the lock on {location}: this node is the active one");
+        }
+        let service = Arc::new(node.start()?);
+        match serve_active(service, &mut phase, stopped()).await? {
+            Ended::LostLock => lost_lock = true,
+            Ended::GaveUp => return Err(DaemonError::StorageGaveUp(give_up_secs)),
+            Ended::Stopped => {
+                tracing::info!("stopped");
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// What every active phase of the daemon serves with.
+struct Phase<'a, A> {
+    listener: &'a TcpListener,
+    /// The SMTP listener bound at start; a later phase binds it again.
+    smtp: Option<TcpListener>,
+    admin: &'a A,
+    data: &'a PathBuf,
+    email: Option<&'a EmailPings>,
+    api: ApiConfig,
+    site_root: &'a str,
+    limits: Limits,
+    grace: Duration,
+    /// READY=1 has been sent.
+    ready: bool,
+}
+
+impl<A> Phase<'_, A> {
+    /// Tells systemd the service is up, the first time only.
+    fn notify_ready(&mut self) {
+        if !std::mem::replace(&mut self.ready, true) {
+            sd_notify::notify("READY=1");
+        }
+    }
+}
+
+async fn bind_smtp(e: &EmailPings) -> Result<TcpListener, DaemonError> {
+    TcpListener::bind(&e.listen)
+        .await
+        .map_err(|source| DaemonError::ListenSmtp {
+            addr: e.listen.clone(),
+            source,
+        })
+}
+
+/// Stands by until this node holds the database's lock (tried every second), answering every
+/// request on `listener` with `503`: the node, now active; None if `stopped` came first.
+async fn stand_by(
+    node: Node,
+    listener: &TcpListener,
+    limits: Limits,
+    first_try: Duration,
+    stopped: impl Future<Output = ()> + Send,
+) -> Option<Node> {
+    let node = Arc::new(node);
+    let location = node.location();
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    let waiter = {
+        let node = node.clone();
+        async move {
+            let active = tokio::select! {
+                () = wait_for_lock(node, first_try) => true,
+                () = stopped => false,
+            };
+            let _ = done.send(active);
+        }
+    };
+    crate::server::standby(listener, location, limits, waiter).await;
+    if !outcome.await.unwrap_or(false) {
+        return None;
+    }
+    // The waiter's handle went with it.
+    Arc::try_unwrap(node).ok()
+}
+
+/// Tries the lock after `first_try`, then every second, until this node holds it. A database
+/// that does not answer meanwhile is logged (once per different error) and tried again.
+async fn wait_for_lock(node: Arc<Node>, first_try: Duration) {
+    let mut last_error = String::new();
+    let mut wait = first_try;
+    loop {
+        tokio::time::sleep(std::mem::replace(&mut wait, Duration::from_secs(1))).await;
+        let attempt = node.clone();
+        match tokio::task::spawn_blocking(move || attempt.try_activate()).await {
+            Ok(Ok(true)) => return,
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                let text = e.to_string();
+                if text != last_error {
+                    tracing::warn!("standing by; cannot try the lock: {text}");
+                    last_error = text;
+                }
+            }
+            Err(e) => tracing::error!("trying the lock panicked: {e}"),
+        }
+    }
+}
+
+/// Serves as the active node until the shutdown signal, the data file giving up, or the loss
+/// of the database's lock; then stops every task and closes the service.
+async fn serve_active<A: AdminSocket>(
+    service: Arc<Service>,
+    phase: &mut Phase<'_, A>,
+    stopped: impl Future<Output = ()> + Send + 'static,
+) -> Result<Ended, DaemonError> {
+    let site_root = phase.site_root;
     if let Some((project, rw, ro)) = service
         .ensure_default_project()
         .await
         .map_err(DaemonError::FirstStart)?
     {
-        print!("{}", first_start_keys(&project, &rw, &ro, &site_root));
+        print!("{}", first_start_keys(&project, &rw, &ro, site_root));
     }
 
     let mut tasks = Tasks::new();
-    let control = admin
-        .bind(&data)
+    let control = phase
+        .admin
+        .bind(phase.data)
         .map_err(|source| DaemonError::ControlSocket {
-            dir: data.clone(),
+            dir: phase.data.clone(),
             source,
         })?;
     let svc = service.clone();
-    tasks.spawn_stoppable(|stop| admin.serve(control, svc, stop));
+    tasks.spawn_stoppable(|stop| phase.admin.serve(control, svc, stop));
     tasks.spawn(
         "the ping log sweep",
         crate::monitor::prune::run(service.clone()),
@@ -292,42 +455,55 @@ pub(crate) async fn run(
     );
     let worker = crate::notify::worker::prepare(service.clone())?;
     tasks.spawn_stoppable(|stop| worker.run(stop));
-    if let (Some(smtp), Some(e)) = (smtp_listener, &email) {
+    if let Some(e) = phase.email {
+        let smtp = match phase.smtp.take() {
+            Some(listener) => listener,
+            None => bind_smtp(e).await?,
+        };
         if let Ok(smtp_addr) = smtp.local_addr() {
             tracing::info!("email pings: SMTP on {smtp_addr} for *@{}", e.domain);
         }
         let (svc, config) = (service.clone(), InboundConfig::new(e.domain.clone()));
         tasks.spawn_stoppable(|stop| crate::email::serve(smtp, svc, config, stop));
     }
-    tracing::info!(
-        "overdue {} listening on http://{addr} (data in {})",
-        env!("CARGO_PKG_VERSION"),
-        service.storage_location()
-    );
-    sd_notify::notify("READY=1");
+    if let Ok(addr) = phase.listener.local_addr() {
+        tracing::info!(
+            "overdue {} listening on http://{addr} (data in {})",
+            env!("CARGO_PKG_VERSION"),
+            service.storage_location()
+        );
+    }
+    phase.notify_ready();
 
-    let limits = Limits {
-        max_connections: fit_connections(max_connections, email.is_some()),
-        timeouts,
-    };
-    let app = Arc::new(App::new(service.clone(), api));
-    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let app = Arc::new(App::new(service.clone(), phase.api.clone()));
+    let ended = Arc::new(std::sync::Mutex::new(Ended::Stopped));
     let stop = {
         let service = service.clone();
-        let gave_up = gave_up.clone();
+        let ended = ended.clone();
         async move {
-            tokio::select! {
-                () = shutdown => tracing::info!("shutting down"),
-                () = service.storage_health().given_up() => {
-                    gave_up.store(true, std::sync::atomic::Ordering::Release);
+            let why = tokio::select! {
+                () = stopped => {
+                    tracing::info!("shutting down");
+                    sd_notify::notify("STOPPING=1");
+                    Ended::Stopped
                 }
-            }
-            sd_notify::notify("STOPPING=1");
+                () = service.storage_health().given_up() => {
+                    sd_notify::notify("STOPPING=1");
+                    Ended::GaveUp
+                }
+                () = service.storage_health().lost_lock() => {
+                    tracing::warn!("this node lost the database's lock: it stops serving and stands by");
+                    Ended::LostLock
+                }
+            };
+            *ended
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = why;
         }
     };
-    crate::server::run(listener, app, limits, stop, shutdown_grace).await;
+    crate::server::run(phase.listener, app, phase.limits, stop, phase.grace).await;
     tasks.stop().await;
-    admin.remove(&data);
+    phase.admin.remove(phase.data);
     if let Ok(service) = Arc::try_unwrap(service) {
         service.close().await;
     } else {
@@ -336,9 +512,8 @@ pub(crate) async fn run(
              waiting for them"
         );
     }
-    if gave_up.load(std::sync::atomic::Ordering::Acquire) {
-        return Err(DaemonError::StorageGaveUp(give_up_secs));
-    }
-    tracing::info!("stopped");
-    Ok(())
+    let ended = *ended
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(ended)
 }

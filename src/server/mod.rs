@@ -13,6 +13,9 @@
 //! Requests reach warp's filter (`web::filter`) with the peer address in their extensions
 //! ([`Peer`]), since warp's `addr::remote` only works under warp's own server.
 //!
+//! A node standing by for the active one (PostgreSQL, issue 19) serves [`standby`] on the same
+//! listener: `503` with `Retry-After` to everything, so a reverse proxy goes to the active node.
+//!
 //! HTTP/1.1 only: every client of the Healthchecks API (curl, scripts, reverse proxies) speaks
 //! it, and one protocol keeps one set of limits.
 
@@ -21,6 +24,8 @@ pub(crate) mod daemon;
 pub(crate) mod deadline;
 pub(crate) mod sd_notify;
 
+use std::borrow::Borrow;
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +35,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot};
 use tower_service::Service as _;
+use warp::Filter;
+use warp::reply::Response;
 
 use crate::api::{App, Peer};
 use crate::web::filter;
@@ -69,7 +76,7 @@ Connection: close\r\n\r\ntoo many connections, retry later\n";
 /// open requests. Every acknowledged write is already committed when a response is sent, so
 /// nothing is left to flush afterwards.
 pub async fn run(
-    listener: TcpListener,
+    listener: impl Borrow<TcpListener> + Send,
     app: Arc<App>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -89,22 +96,40 @@ pub async fn run(
         }
     };
     tokio::select! {
-        () = serve(listener, app, limits, signal) => {}
+        () = serve(listener.borrow(), filter(app), limits, signal) => {}
         () = deadline => tracing::warn!("requests still open after {grace:?}; closing them"),
     }
 }
 
+/// Answers every request on `listener` with `503`, `Retry-After: 1` and `Connection: close`
+/// (and says on which database another node is active) until `until` resolves; then lets the
+/// open requests finish. The listener stays open for the active node's server.
+pub(crate) async fn standby(
+    listener: &TcpListener,
+    location: String,
+    limits: Limits,
+    until: impl Future<Output = ()>,
+) {
+    let location = Arc::new(location);
+    let routes = warp::any()
+        .map(move || crate::api::standby_response(&location))
+        .map(|r: Response| r);
+    serve(listener, routes, limits, until).await;
+}
+
 /// Accepts until `signal`, then waits for the open connections to finish their requests.
-async fn serve(
-    listener: TcpListener,
-    app: Arc<App>,
+async fn serve<F>(
+    listener: &TcpListener,
+    routes: F,
     limits: Limits,
     signal: impl Future<Output = ()>,
-) {
+) where
+    F: Filter<Extract = (Response,), Error = Infallible> + Clone + Send + Sync + 'static,
+    F::Future: Send,
+{
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut accept_errors = AcceptErrors::default();
-    let routes = filter(app);
     tokio::pin!(signal);
     loop {
         let (stream, peer) = tokio::select! {
@@ -144,7 +169,6 @@ async fn serve(
             drop(slot);
         });
     }
-    drop(listener);
     graceful.shutdown().await;
 }
 

@@ -65,6 +65,8 @@ pub struct StorageHealth {
     failure: Mutex<Option<Failure>>,
     gave_up: AtomicBool,
     give_up: Notify,
+    standby: AtomicBool,
+    stand_by: Notify,
 }
 
 impl StorageHealth {
@@ -109,6 +111,25 @@ impl StorageHealth {
             // A stored permit: the waiter may start waiting only after this.
             self.give_up.notify_one();
         }
+    }
+
+    /// Tells whoever waits in [`StorageHealth::lost_lock`] that another node may be active:
+    /// this one must stop serving and stand by.
+    pub(crate) fn stand_by(&self) {
+        if !self.standby.swap(true, Ordering::AcqRel) {
+            self.stand_by.notify_one();
+        }
+    }
+
+    /// Whether this node has lost the database's lock (it answers nothing but 503 until it
+    /// stands by).
+    pub fn is_standby(&self) -> bool {
+        self.standby.load(Ordering::Acquire)
+    }
+
+    /// Resolves once this node has lost the database's lock.
+    pub(crate) async fn lost_lock(&self) {
+        self.stand_by.notified().await;
     }
 
     /// Resolves once the writer has given up on the file (see [`StoragePolicy`]).

@@ -38,7 +38,7 @@ pub use crate::store::StoreError;
 /// Why the data directory cannot be opened, and the data file's name: what callers of
 /// [`Service::open`] need to say about the store, without knowing the store.
 pub use crate::store::access::AccessDenied;
-pub use crate::store::postgres::{Database, PgError, Probe};
+pub use crate::store::postgres::{Database, NodeSeen, PgError, Probe};
 pub use clock::Clock;
 pub use error::{AdminError, ServiceError};
 pub use state::State;
@@ -132,9 +132,15 @@ fn load_or_create_secret(store: &Store, name: &str) -> Result<Vec<u8>, StoreErro
     Ok(secret)
 }
 
-/// Connects to the database, refusing a data directory that holds a data file: its checks
-/// would be left behind without a word while the service ran on the database.
+/// Connects to the database, refusing a data directory that holds a data file.
 fn connect(data_dir: &Path, db: &Database, create: bool) -> Result<Store, StoreError> {
+    refuse_both(data_dir, db)?;
+    Store::connect(db, create)
+}
+
+/// Refuses a database named beside a data directory that holds a data file: its checks would
+/// be left behind without a word while the service ran on the database.
+fn refuse_both(data_dir: &Path, db: &Database) -> Result<(), StoreError> {
     let file = data_dir.join(DB_FILE);
     if file.exists() {
         return Err(StoreError::BothEngines {
@@ -142,7 +148,57 @@ fn connect(data_dir: &Path, db: &Database, create: bool) -> Result<Store, StoreE
             database: db.target(),
         });
     }
-    Store::connect(db, create)
+    Ok(())
+}
+
+/// Storage opened for a node that may have to wait before it serves: on PostgreSQL until it
+/// holds the active node's lock ([`Node::try_activate`]), on the data file at once (its lock
+/// was taken when it was opened).
+#[derive(Debug)]
+pub struct Node {
+    store: Store,
+    config: ServiceConfig,
+    clock: Clock,
+}
+
+impl Node {
+    /// Opens the data directory, or connects to the database of `config.database` without
+    /// taking its lock.
+    pub fn connect(
+        data_dir: &Path,
+        config: ServiceConfig,
+        clock: Clock,
+    ) -> Result<Node, StoreError> {
+        let store = match &config.database {
+            Some(db) => {
+                refuse_both(data_dir, db)?;
+                Store::standby(db)?
+            }
+            None => Store::open(data_dir)?,
+        };
+        Ok(Node {
+            store,
+            config,
+            clock,
+        })
+    }
+
+    /// Whether this node is the active one now: it takes the database's lock if no other node
+    /// holds it (then creating or upgrading the tables). Cheap enough to call every second.
+    pub fn try_activate(&self) -> Result<bool, StoreError> {
+        self.store.try_activate(true)
+    }
+
+    /// Where the data lives: the data file's path, or the database's `host:port/dbname`.
+    pub fn location(&self) -> String {
+        self.store.location()
+    }
+
+    /// Loads the state and starts the writer: the node serves. Call only once
+    /// [`Node::try_activate`] said so.
+    pub fn start(self) -> Result<Service, StoreError> {
+        Service::start(self.store, self.config, self.clock)
+    }
 }
 
 impl Service {
@@ -248,7 +304,10 @@ impl Service {
     /// Stops the writer after its queue is done and closes the data file cleanly.
     pub async fn close(self) {
         // Not needed for safety (start-up replays the journal), but it leaves a tidy file.
-        if let Err(e) = self.fold_journal().await {
+        // Storage that fails (a node that lost the database's lock) takes no fold.
+        if !self.health.is_failing()
+            && let Err(e) = self.fold_journal().await
+        {
             tracing::warn!("could not fold the ping journal at shutdown: {e}");
         }
         let Service {

@@ -197,6 +197,30 @@ impl Store {
         PgStore::open(db, create).map(|s| Store::Postgres(Box::new(s)))
     }
 
+    /// Connects to the database without taking the active node's lock
+    /// ([`Store::try_activate`] takes it): a node that may have to stand by.
+    pub(crate) fn standby(db: &postgres::Database) -> Result<Store, StoreError> {
+        PgStore::connect(db).map(|s| Store::Postgres(Box::new(s)))
+    }
+
+    /// Whether this node may write now: always on the data file (its lock was taken at
+    /// open); on PostgreSQL once it holds the active node's lock, which this tries to take,
+    /// preparing the tables (creating them when `create`) when it gets it.
+    pub(crate) fn try_activate(&self, create: bool) -> Result<bool, StoreError> {
+        match self {
+            Store::File(_) => Ok(true),
+            Store::Postgres(s) => s.try_activate(create),
+        }
+    }
+
+    /// Resolves when the session holding the active node's lock ends; never on the data file.
+    pub(crate) fn lock_lost(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+        match self {
+            Store::File(_) => Box::pin(std::future::pending()),
+            Store::Postgres(s) => Box::pin(s.lock_lost()),
+        }
+    }
+
     /// Where the data lives, for messages: the file's path or the database's `host:port/db`.
     pub(crate) fn location(&self) -> String {
         match self {

@@ -83,6 +83,10 @@ pub(crate) async fn handle(
     remote: Option<SocketAddr>,
     body: BodyStream,
 ) -> Response {
+    let health = site.app.service.storage_health();
+    if health.is_standby() {
+        return crate::api::standby_response(&site.app.service.storage_location());
+    }
     let path = match site::strip_prefix(&path, &site.base) {
         Some(rest) => rest.to_string(),
         None => path,

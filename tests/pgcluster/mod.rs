@@ -25,6 +25,7 @@ pub struct Cluster {
     pub ca: Option<PathBuf>,
     server: Child,
     dir: tempfile::TempDir,
+    bin: PathBuf,
 }
 
 impl Drop for Cluster {
@@ -202,6 +203,7 @@ impl Cluster {
             ca,
             server,
             dir,
+            bin: bin.clone(),
         };
         let psql = bin.join("psql");
         let socket = cluster.dir.path().to_path_buf();
@@ -250,6 +252,18 @@ impl Cluster {
             "ALTER SCHEMA public OWNER TO overdue; REVOKE CREATE ON SCHEMA public FROM PUBLIC",
         );
         Some(cluster)
+    }
+
+    /// Runs `sql` in database `db` as the superuser (psql over the cluster's socket).
+    pub fn sql(&self, db: &str, sql: &str) {
+        run(
+            as_server_user(&self.bin.join("psql"))
+                .arg("-h")
+                .arg(self.dir.path())
+                .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", db])
+                .args(["-v", "ON_ERROR_STOP=1", "-c", sql]),
+            sql,
+        );
     }
 
     /// The URL of database `overdue` as `user` with `password`, and `params` after `?`.

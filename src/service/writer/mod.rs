@@ -235,11 +235,19 @@ enum Drained {
 
 async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let mut recoveries = Recoveries::default();
+    let mut lock_lost = shared.store.lock_lost();
     loop {
         // While commits wait in the write-ahead log alone, the checkpoint's time is a deadline
-        // too; with none waiting the writer sleeps until a job comes.
+        // too; with none waiting the writer sleeps until a job comes (or, on PostgreSQL, until
+        // the session that holds the active node's lock ends).
         let next = match shared.store.checkpoint_due() {
-            None => rx.recv().await,
+            None => tokio::select! {
+                job = rx.recv() => job,
+                () = &mut lock_lost => {
+                    stand_down(&mut rx, &shared, "the database ended the session").await;
+                    break;
+                }
+            },
             Some(due) => {
                 let wait = due.saturating_duration_since(std::time::Instant::now());
                 tokio::select! {
@@ -286,6 +294,10 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                     tracing::error!("cannot reload the state from the file: {e}");
                 }
             }
+            Drained::StorageFailed(e) if shared.store.file().is_none() => {
+                stand_down(&mut rx, &shared, &e.to_string()).await;
+                break;
+            }
             Drained::StorageFailed(e) => {
                 // The file is reopened next: no checkpoint may hold the old one.
                 let worker = shared.clone();
@@ -303,6 +315,29 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
         }
     })
     .await;
+}
+
+/// The writer of a node whose database session failed: it may have lost the active node's lock
+/// with the session, and another node may hold it already, so it writes nothing more. It marks
+/// the storage failing (every write answers 503 at once) and the node as standing by (the
+/// daemon then stops this service and waits for the lock again), and refuses every job until
+/// the service closes.
+async fn stand_down(rx: &mut mpsc::Receiver<Job>, shared: &Shared, why: &str) {
+    let location = shared.store.location();
+    tracing::error!(
+        "the session with PostgreSQL at {location} failed ({why}): this node may have lost the \
+         active node's lock, so it stops writing and stands by"
+    );
+    shared.health.set_failing(
+        why.to_string(),
+        format!("this node stands by; another node may be active on {location}"),
+        shared.clock.now(),
+    );
+    shared.health.stand_by();
+    // Dropped unanswered: each caller sees "storage unavailable".
+    while let Some(job) = rx.recv().await {
+        drop(job);
+    }
 }
 
 /// Starts a checkpoint on a thread of its own unless one is running.

@@ -36,6 +36,8 @@ pub(crate) struct Conn {
     /// A transaction was left open (a batch dropped without commit or abort): the next one
     /// rolls it back first.
     pub(super) dirty: AtomicBool,
+    /// Turns true when the session ends.
+    ended: tokio::sync::watch::Receiver<bool>,
 }
 
 impl std::fmt::Debug for Conn {
@@ -50,8 +52,21 @@ impl Conn {
     /// Opens a session whose connection task runs on `handle`'s runtime.
     pub(super) fn open(db: &Database, handle: &Handle) -> Result<Conn, PgError> {
         let _runtime = handle.enter();
-        let client = futures_executor::block_on(db.connect())?;
+        let (client, ended) = futures_executor::block_on(async {
+            let (client, ended) = db.connect_watched().await?;
+            // The server notices a node that vanished (a machine gone, a cut cable) within
+            // seconds instead of hours, and so frees its lock for a standby.
+            client
+                .batch_execute(
+                    "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; \
+                     SET tcp_keepalives_count = 3",
+                )
+                .await
+                .map_err(|e| db.explain(&e))?;
+            Ok::<_, PgError>((client, ended))
+        })?;
         Ok(Conn {
+            ended,
             client,
             handle: handle.clone(),
             db: db.clone(),
@@ -62,7 +77,17 @@ impl Conn {
 
     /// Whether the session has ended (its connection task is gone).
     pub(super) fn is_closed(&self) -> bool {
-        self.client.is_closed()
+        self.client.is_closed() || *self.ended.borrow()
+    }
+
+    /// Resolves when the session ends. Needs no runtime of the caller's: no timer, only the
+    /// connection task's signal.
+    pub(super) fn ended(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut ended = self.ended.clone();
+        async move {
+            // An error means the sender is gone: the connection task has ended too.
+            let _ = ended.wait_for(|ended| *ended).await;
+        }
     }
 
     /// Waits for `f` at most [`QUERY_TIMEOUT`].

@@ -98,6 +98,19 @@ pub struct Probe {
     pub schema: String,
     /// Whether the session is encrypted.
     pub tls: bool,
+    /// The overdue nodes connected to the database, by name.
+    pub nodes: Vec<NodeSeen>,
+}
+
+/// One overdue node connected to the database, as its sessions show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSeen {
+    /// Its sessions' `application_name`: `overdue/HOST/PID`.
+    pub name: String,
+    /// Where its sessions come from (`local` for a Unix socket).
+    pub from: String,
+    /// It holds the active node's lock.
+    pub active: bool,
 }
 
 impl FromStr for Database {
@@ -144,12 +157,34 @@ impl FromStr for Database {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
+        // tokio-postgres's default (2 hours) would leave a session to a vanished server, and
+        // the writer with it, waiting that long.
+        if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+            config.keepalives_idle(Duration::from_secs(5));
+            config.keepalives_interval(Duration::from_secs(2));
+            config.keepalives_retries(3);
+        }
         if config.get_application_name().is_none() {
-            config.application_name("overdue");
+            config.application_name(node_name());
         }
         config.ssl_mode(tls.ssl_mode());
         Ok(Database { config, tls })
     }
+}
+
+/// The `application_name` of this process's sessions, `overdue/HOST/PID`: `doctor` tells the
+/// nodes on a database apart by it, and an administrator sees them in `pg_stat_activity`.
+fn node_name() -> String {
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let mut name = format!("overdue/{host}/{}", std::process::id());
+    // PostgreSQL keeps 63 bytes of it.
+    while name.len() > 63 {
+        name.pop();
+    }
+    name
 }
 
 impl Database {
@@ -194,18 +229,28 @@ impl Database {
     /// tokio-postgres's `connect_timeout` covers the TCP connection only; this covers the TLS
     /// handshake and the sign-in too.
     pub async fn connect(&self) -> Result<tokio_postgres::Client, PgError> {
+        self.connect_watched().await.map(|(client, _)| client)
+    }
+
+    /// Like [`Database::connect`], with a signal that turns true when the session ends (the
+    /// server ended it, the network broke): the active node stops at once when its does.
+    pub(crate) async fn connect_watched(
+        &self,
+    ) -> Result<(tokio_postgres::Client, tokio::sync::watch::Receiver<bool>), PgError> {
         let connector = self.tls.connector(&self.target())?;
         let (client, connection) =
             tokio::time::timeout(self.timeout(), self.config.connect(connector))
                 .await
                 .map_err(|_| self.silent("the sign-in"))?
                 .map_err(|e| self.explain(&e))?;
+        let (ended, watch) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("PostgreSQL connection ended: {e}");
             }
+            let _ = ended.send(true);
         });
-        Ok(client)
+        Ok((client, watch))
     }
 
     /// Connects and checks that the tables could be created: the probe of `overdue doctor`.
@@ -229,8 +274,34 @@ impl Database {
             user: row.try_get(1).map_err(read)?,
             schema: row.try_get(2).map_err(read)?,
             tls: row.try_get(4).map_err(read)?,
+            nodes: Vec::new(),
         };
         let can_create: bool = row.try_get(3).map_err(read)?;
+        let nodes = tokio::time::timeout(
+            self.timeout(),
+            client.query(
+                "SELECT a.application_name, coalesce(host(a.client_addr), 'local'), \
+                 bool_or(l.pid IS NOT NULL) FROM pg_stat_activity a \
+                 LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' \
+                 AND l.granted AND l.objsubid = 1 \
+                 AND (l.classid::bigint << 32 | l.objid::bigint) = $1 \
+                 WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() \
+                 AND a.application_name LIKE 'overdue/%' \
+                 GROUP BY 1, 2 ORDER BY 3 DESC, 1",
+                &[&store::ACTIVE_LOCK],
+            ),
+        )
+        .await
+        .map_err(|_| self.silent("a query"))?
+        .map_err(|e| self.explain(&e))?;
+        let mut probe = probe;
+        for row in nodes {
+            probe.nodes.push(NodeSeen {
+                name: row.try_get(0).map_err(read)?,
+                from: row.try_get(1).map_err(read)?,
+                active: row.try_get(2).map_err(read)?,
+            });
+        }
         if !can_create {
             return Err(PgError::NoPrivilege {
                 target: self.target(),

@@ -6,6 +6,7 @@
 //! one transaction under a transaction-level advisory lock, so two nodes starting together
 //! apply each one once.
 
+use super::PgError;
 use super::conn::Conn;
 use crate::store::StoreError;
 
@@ -19,26 +20,58 @@ pub(crate) const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// one more).
 const MIGRATION_LOCK: i64 = 0x6f76_6572_6475_65a1;
 
+/// What a database says about its tables and the user, before any migration.
+struct Seen {
+    /// `overdue_schema` exists.
+    exists: bool,
+    /// The highest migration applied (0: none).
+    found: u32,
+    user: String,
+    schema: String,
+    /// The user may create tables in the schema.
+    may_create: bool,
+}
+
 /// Creates or upgrades the tables (`create`), or checks that they are there and not newer
 /// than this release knows.
 pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
     let target = conn.db.target();
-    let found = conn.block(async {
+    let seen = conn.block(async {
         conn.clean().await?;
         conn.client
             .batch_execute(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK}); \
-                 CREATE TABLE IF NOT EXISTS overdue_schema (version integer PRIMARY KEY)"
+                "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"
             ))
             .await?;
         let row = conn
             .client
-            .query_one("SELECT coalesce(max(version), 0) FROM overdue_schema", &[])
+            .query_one(
+                "SELECT to_regclass('overdue_schema') IS NOT NULL, current_user::text, \
+                 coalesce(current_schema()::text, 'public'), \
+                 coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)",
+                &[],
+            )
             .await?;
-        row.try_get::<_, i32>(0)
+        let exists: bool = row.try_get(0)?;
+        let found = if exists {
+            let version = conn
+                .client
+                .query_one("SELECT coalesce(max(version), 0) FROM overdue_schema", &[])
+                .await?;
+            version.try_get::<_, i32>(0)?
+        } else {
+            0
+        };
+        Ok::<_, tokio_postgres::Error>(Seen {
+            exists,
+            found: u32::try_from(found).unwrap_or(0),
+            user: row.try_get(1)?,
+            schema: row.try_get(2)?,
+            may_create: row.try_get(3)?,
+        })
     });
-    let found = match found {
-        Ok(v) => u32::try_from(v).unwrap_or(0),
+    let seen = match seen {
+        Ok(seen) => seen,
         Err(e) => {
             conn.dirty.store(true, std::sync::atomic::Ordering::Release);
             return Err(e);
@@ -48,6 +81,7 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
         conn.block(async { conn.client.batch_execute(sql).await })
             .inspect_err(|_| conn.dirty.store(true, std::sync::atomic::Ordering::Release))
     };
+    let found = seen.found;
     if found > SCHEMA_VERSION {
         finish("ROLLBACK")?;
         return Err(StoreError::NewerDatabaseSchema {
@@ -59,6 +93,26 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
     if found == 0 && !create {
         finish("ROLLBACK")?;
         return Err(StoreError::NoTables(target));
+    }
+    if found < SCHEMA_VERSION && !seen.may_create {
+        // Said as what to grant, rather than as the first CREATE TABLE's refusal.
+        finish("ROLLBACK")?;
+        return Err(StoreError::Pg(PgError::NoPrivilege {
+            target,
+            user: seen.user,
+            schema: seen.schema,
+        }));
+    }
+    if !seen.exists {
+        let created = conn.block(async {
+            conn.client
+                .batch_execute("CREATE TABLE overdue_schema (version integer PRIMARY KEY)")
+                .await
+        });
+        if let Err(e) = created {
+            conn.dirty.store(true, std::sync::atomic::Ordering::Release);
+            return Err(e);
+        }
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = i as i32 + 1;

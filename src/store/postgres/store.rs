@@ -7,6 +7,7 @@
 //! pipelined on it. Both connections run on a runtime of the store's own (one thread), so a
 //! caller's runtime, stopping or paused in a test, never holds them up.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -36,6 +37,8 @@ pub(crate) struct PgStore {
     runtime: Option<Runtime>,
     writer: RwLock<Option<Arc<Conn>>>,
     reader: RwLock<Option<Arc<Conn>>>,
+    /// The writer's session holds [`ACTIVE_LOCK`].
+    locked: AtomicBool,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -60,6 +63,18 @@ impl PgStore {
     /// or refuses a database without them. Another node holding the lock is
     /// [`PgError::Standby`].
     pub(crate) fn open(db: &Database, create: bool) -> Result<PgStore, StoreError> {
+        let store = PgStore::connect(db)?;
+        if store.try_activate(create)? {
+            Ok(store)
+        } else {
+            Err(StoreError::Pg(PgError::Standby {
+                target: db.target(),
+            }))
+        }
+    }
+
+    /// A store that does not hold the lock yet: [`PgStore::try_activate`] takes it.
+    pub(crate) fn connect(db: &Database) -> Result<PgStore, StoreError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres")
@@ -75,12 +90,69 @@ impl PgStore {
             db: db.clone(),
             writer: RwLock::new(None),
             reader: RwLock::new(None),
+            locked: AtomicBool::new(false),
             runtime: Some(runtime),
         };
-        store.reopen()?;
-        let writer = store.writer()?;
-        schema::prepare(&writer, create)?;
+        // A database that cannot be reached, or refuses us, is a mistake to say at start.
+        store.writer_session()?;
         Ok(store)
+    }
+
+    /// Takes the active node's lock if no other node holds it: then prepares the tables
+    /// (creating or upgrading them when `create`) and opens the session for reads. Whether this
+    /// node is the active one now. Cheap to call every second while another node is.
+    pub(crate) fn try_activate(&self, create: bool) -> Result<bool, StoreError> {
+        let conn = self.writer_session()?;
+        if self.locked.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let locked = conn.block(async {
+            let row = conn
+                .client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&ACTIVE_LOCK])
+                .await?;
+            row.try_get::<_, bool>(0)
+        })?;
+        if !locked {
+            return Ok(false);
+        }
+        let prepared = schema::prepare(&conn, create).and_then(|()| self.reconnect_reader());
+        if let Err(e) = prepared {
+            // Let go of the lock with the session: a node that cannot serve must not hold it.
+            self.writer
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            return Err(e);
+        }
+        self.locked.store(true, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Resolves when the session holding the lock ends (at once if this node holds none).
+    pub(crate) fn lock_lost(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let conn = self.writer().ok();
+        async move {
+            if let Some(conn) = conn {
+                conn.ended().await;
+            }
+        }
+    }
+
+    /// The writer's session, opened afresh when there is none or it ended (and with it the
+    /// lock, if this node held it).
+    fn writer_session(&self) -> Result<Arc<Conn>, StoreError> {
+        let mut writer = self.writer.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(conn) = writer.as_ref()
+            && !conn.is_closed()
+        {
+            return Ok(conn.clone());
+        }
+        writer.take();
+        self.locked.store(false, Ordering::Release);
+        let conn = Arc::new(Conn::open(&self.db, self.handle()?)?);
+        *writer = Some(conn.clone());
+        Ok(conn)
     }
 
     /// `host:port/dbname`, for messages.
@@ -95,31 +167,16 @@ impl PgStore {
             .ok_or(StoreError::Closed)
     }
 
-    /// Opens both sessions afresh and takes the lock on the writer's. Fails with
+    /// Makes the store usable again: the lock taken again on a fresh session. Fails with
     /// [`PgError::Standby`] while another node holds it.
     pub(crate) fn reopen(&self) -> Result<(), StoreError> {
-        let mut writer = self.writer.write().unwrap_or_else(PoisonError::into_inner);
-        // A session that is still open keeps the lock; one that ended lost it.
-        if writer.as_ref().is_none_or(|c| c.is_closed()) {
-            writer.take();
-            let conn = Conn::open(&self.db, self.handle()?)?;
-            let locked = conn.block(async {
-                let row = conn
-                    .client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&ACTIVE_LOCK])
-                    .await?;
-                row.try_get::<_, bool>(0)
-            })?;
-            if !locked {
-                return Err(StoreError::Pg(PgError::Standby {
-                    target: self.db.target(),
-                }));
-            }
-            *writer = Some(Arc::new(conn));
+        if self.try_activate(false)? {
+            Ok(())
+        } else {
+            Err(StoreError::Pg(PgError::Standby {
+                target: self.db.target(),
+            }))
         }
-        drop(writer);
-        self.reconnect_reader()?;
-        Ok(())
     }
 
     fn reconnect_reader(&self) -> Result<Arc<Conn>, StoreError> {
@@ -128,8 +185,13 @@ impl PgStore {
         Ok(conn)
     }
 
-    /// The writer's session.
+    /// The writer's session, while this node holds the lock on it.
     fn writer(&self) -> Result<Arc<Conn>, StoreError> {
+        if !self.locked.load(Ordering::Acquire) {
+            return Err(StoreError::Pg(PgError::Standby {
+                target: self.db.target(),
+            }));
+        }
         self.writer
             .read()
             .unwrap_or_else(PoisonError::into_inner)
