@@ -23,6 +23,8 @@
 #   BENCH_CHECKS     checks to spread pings over (default 1000)
 #   BENCH_DATA_DIR   parent of the temporary data directory (default: $TMPDIR or /tmp);
 #                    the fsync cost of this file system is part of what is measured
+#   BENCH_DATABASE   a PostgreSQL URL of an empty database: overdue is then measured a second
+#                    time, on PostgreSQL (`serve --database`), right after the data file
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -126,31 +128,44 @@ run_wrk "http://$NULL_ADDR" "$WORK/null-paths" "$WORK/null.wrk"
 stop_server
 
 # ---------------------------------------------------------------------------------------------
-echo "== overdue serve (release binary)"
-mkdir -p "$WORK/data"
-env -u OVERDUE_LOG -u OVERDUE_PING_RATE_LIMIT -u OVERDUE_PING_LOG -u OVERDUE_TRUST_PROXY \
-  "$OVERDUE" --data "$WORK/data" serve --listen 127.0.0.1:0 --api-rate-limit 0 \
-  >"$WORK/serve.out" 2>"$WORK/serve.log" &
-SERVER_PID=$!
-REAL_ADDR="$(wait_listening "$WORK/serve.log")" || fail "overdue serve did not start"
-KEY="$(awk '/read-write API key:/ {print $4}' "$WORK/serve.out")"
-[[ "$KEY" == hcw_* ]] || fail "no read-write key in serve's stdout: $(cat "$WORK/serve.out")"
+# Measures `overdue serve` with extra arguments $2... (the storage); results in $WORK/$1.wrk.
+bench_overdue() {
+  local name="$1"
+  shift
+  echo "== overdue serve (release binary) $*"
+  mkdir -p "$WORK/data-$name"
+  env -u OVERDUE_LOG -u OVERDUE_PING_RATE_LIMIT -u OVERDUE_PING_LOG -u OVERDUE_TRUST_PROXY \
+    -u OVERDUE_DATABASE \
+    "$OVERDUE" --data "$WORK/data-$name" "$@" serve --listen 127.0.0.1:0 --api-rate-limit 0 \
+    >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log" &
+  SERVER_PID=$!
+  REAL_ADDR="$(wait_listening "$WORK/serve-$name.log")" || fail "overdue serve did not start"
+  KEY="$(awk '/read-write API key:/ {print $4}' "$WORK/serve-$name.out")"
+  [[ "$KEY" == hcw_* ]] || fail "no read-write key in serve's stdout: $(cat "$WORK/serve-$name.out")"
 
-echo "-- creating $CHECKS checks"
-: >"$WORK/real-paths"
-for i in $(seq 1 "$CHECKS"); do
-  answer="$(curl -fsS -X POST -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' \
-    -d "{\"name\": \"bench-$i\"}" "http://$REAL_ADDR/api/v3/checks/")" ||
-    fail "creating check $i failed"
-  uuid="$(printf '%s' "$answer" | grep -oE '"uuid": ?"[0-9a-f-]{36}"' | grep -oE '[0-9a-f-]{36}')" ||
-    fail "no uuid in: $answer"
-  echo "/ping/$uuid" >>"$WORK/real-paths"
-done
-# One ping answered OK before measuring, so a broken ping path fails loudly here.
-first="$(head -n1 "$WORK/real-paths")"
-[[ "$(curl -fsS "http://$REAL_ADDR$first")" == "OK" ]] || fail "a ping was not answered OK"
-run_wrk "http://$REAL_ADDR" "$WORK/real-paths" "$WORK/real.wrk"
-stop_server
+  echo "-- creating $CHECKS checks"
+  : >"$WORK/$name-paths"
+  for i in $(seq 1 "$CHECKS"); do
+    answer="$(curl -fsS -X POST -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' \
+      -d "{\"name\": \"bench-$i\"}" "http://$REAL_ADDR/api/v3/checks/")" ||
+      fail "creating check $i failed"
+    uuid="$(printf '%s' "$answer" | grep -oE '"uuid": ?"[0-9a-f-]{36}"' | grep -oE '[0-9a-f-]{36}')" ||
+      fail "no uuid in: $answer"
+    echo "/ping/$uuid" >>"$WORK/$name-paths"
+  done
+  # One ping answered OK before measuring, so a broken ping path fails loudly here.
+  first="$(head -n1 "$WORK/$name-paths")"
+  [[ "$(curl -fsS "http://$REAL_ADDR$first")" == "OK" ]] || fail "a ping was not answered OK"
+  run_wrk "http://$REAL_ADDR" "$WORK/$name-paths" "$WORK/$name.wrk"
+  stop_server
+}
+
+bench_overdue real
+RUNS=(null real)
+if [[ -n "${BENCH_DATABASE:-}" ]]; then
+  bench_overdue pg --database "$BENCH_DATABASE"
+  RUNS+=(pg)
+fi
 
 # ---------------------------------------------------------------------------------------------
 NULL_RPS="$(rps_of "$WORK/null.wrk")"
@@ -165,10 +180,13 @@ echo "== result ($(nproc) cores, wrk -t$THREADS -c$CONNS -d$DURATION, $CHECKS ch
 printf '%-8s %12s %10s\n' "server" "req/s" "p99 (ms)"
 printf '%-8s %12s %10s\n' "null" "$NULL_RPS" "$NULL_P99"
 printf '%-8s %12s %10s\n' "overdue" "$REAL_RPS" "$REAL_P99"
+if [[ -n "${BENCH_DATABASE:-}" ]]; then
+  printf '%-8s %12s %10s\n' "postgres" "$(rps_of "$WORK/pg.wrk")" "$(p99_of "$WORK/pg.wrk")"
+fi
 echo "ratio overdue/null: $RATIO (target >= 0.6); overdue p99: $REAL_P99 ms (target < 10 ms)"
 
 status=0
-for run in null real; do
+for run in "${RUNS[@]}"; do
   errs="$(errors_of "$WORK/$run.wrk")"
   if [[ -n "$errs" ]]; then
     echo "ping-bench: wrk reported errors against the $run server:" >&2

@@ -32,7 +32,8 @@ pub use channel::{ChannelAddArgs, ChannelCmd};
 #[derive(Debug, Parser)]
 #[command(name = "overdue", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Data directory (holds overdue.redb and the control socket).
+    /// Data directory: the data file overdue.redb and the control socket (only the socket
+    /// with --database).
     ///
     /// Without it: ./overdue-data if it exists; else, for commands other than `serve`,
     /// /var/lib/overdue (the packaged service's) when it holds a data file or a control

@@ -1,20 +1,50 @@
 //! `doctor --database`: whether the PostgreSQL database a URL names could hold Overdue's
 //! tables (reachable, the password taken, the right to create tables), and whether the
-//! session to it is encrypted where that matters. The probe is the store's own
+//! session to it is encrypted where that matters, and the role of each overdue node connected
+//! to it (the active one holds its lock, the others stand by). The probe is the store's own
 //! ([`Database::probe`]); judging its outcome is a plain function.
 
 use crate::cli::doctor::Finding;
-use crate::service::{Database, PgError, Probe};
+use crate::service::{Database, NodeSeen, PgError, Probe};
 
-/// Parses `url`, probes the database and judges the outcome.
-pub(crate) async fn check(url: &str) -> Finding {
+/// Parses `url`, probes the database and judges the outcome: the database, then its nodes.
+pub(crate) async fn check(url: &str) -> Vec<Finding> {
     let db = match url.parse::<Database>() {
         Ok(db) => db,
-        Err(e) => return judge("", Err(&e)),
+        Err(e) => return vec![judge("", Err(&e))],
     };
     let target = db.target();
     let probe = db.probe().await;
-    judge(&target, probe.as_ref())
+    let mut findings = vec![judge(&target, probe.as_ref())];
+    if let Ok(p) = &probe {
+        findings.push(judge_nodes(&p.nodes));
+    }
+    findings
+}
+
+/// The finding about the nodes connected to the database: which one is active, which stand
+/// by. Two active nodes cannot happen (one lock); none active while some stand by is the
+/// moment of a failover, or a standby that cannot prepare the tables (its log says why).
+pub(crate) fn judge_nodes(nodes: &[NodeSeen]) -> Finding {
+    if nodes.is_empty() {
+        return Finding::Ok("nodes: none is connected to the database".into());
+    }
+    let list = nodes
+        .iter()
+        .map(|n| {
+            let role = if n.active { "active" } else { "standing by" };
+            format!("{} from {} ({role})", n.name, n.from)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if nodes.iter().any(|n| n.active) {
+        Finding::Ok(format!("nodes: {list}"))
+    } else {
+        Finding::Warning(format!(
+            "nodes: {list}, and none is active: a standby takes over within seconds of a \
+             failover; if this lasts, see the standby's log"
+        ))
+    }
 }
 
 /// The finding for a probe of `target`.
@@ -52,6 +82,7 @@ mod tests {
             user: "overdue".into(),
             schema: "public".into(),
             tls,
+            nodes: Vec::new(),
         }
     }
 
@@ -70,6 +101,27 @@ mod tests {
         assert!(
             matches!(&remote, Finding::Warning(t) if t.contains("sslmode=verify-full")),
             "{remote:?}"
+        );
+    }
+
+    #[test]
+    fn the_nodes_are_listed_with_their_roles() {
+        let node = |name: &str, active| NodeSeen {
+            name: name.into(),
+            from: "10.0.0.5".into(),
+            active,
+        };
+        assert!(matches!(judge_nodes(&[]), Finding::Ok(t) if t.contains("none is connected")));
+        let pair = judge_nodes(&[node("overdue/a/1", true), node("overdue/b/2", false)]);
+        assert!(
+            matches!(&pair, Finding::Ok(t) if t.contains("overdue/a/1 from 10.0.0.5 (active)")
+                && t.contains("overdue/b/2 from 10.0.0.5 (standing by)")),
+            "{pair:?}"
+        );
+        let leaderless = judge_nodes(&[node("overdue/b/2", false)]);
+        assert!(
+            matches!(&leaderless, Finding::Warning(t) if t.contains("none is active")),
+            "{leaderless:?}"
         );
     }
 

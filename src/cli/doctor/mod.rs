@@ -271,6 +271,9 @@ async fn probe_listen(addr: &str) -> Finding {
         if status == 200 && text == "OK" {
             return Finding::Ok(format!("a service answers {url}"));
         }
+        if status == 503 && text.starts_with("standby: ") {
+            return Finding::Ok(format!("a standby node answers {url}: {}", text.trim_end()));
+        }
         if let Some(why) = text.strip_prefix("storage unavailable: ") {
             return Finding::Problem(format!(
                 "the service at {addr} cannot write its data file, so pings and API writes \
@@ -460,7 +463,7 @@ pub(crate) async fn run(place: &Place, database: Option<&str>, args: &DoctorArgs
         findings.push(probe_listen(listen).await);
     }
     if let Some(url) = database {
-        findings.push(database::check(url).await);
+        findings.extend(database::check(url).await);
     }
     render(&findings)
 }
