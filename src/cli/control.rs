@@ -36,7 +36,7 @@ use crate::model::limits::{
     CONTROL_ANSWER_SECS, CONTROL_KEEPALIVE_SECS, CONTROL_LONG_ANSWER_SECS, CONTROL_REQUEST_LIMIT,
     CONTROL_SILENCE_SECS,
 };
-use crate::service::{AccessDenied, StoreError};
+use crate::service::{AccessDenied, PgError, StoreError};
 use crate::service::{Clock, Service, ServiceConfig};
 
 /// Bytes written or read per step on the client side: each step must make progress within
@@ -541,6 +541,11 @@ pub(crate) async fn open(
     match opened {
         Ok(service) => Ok(Endpoint::Local(Box::new(service))),
         Err(StoreError::Locked(_)) => Err(not_answering(data, &socket_path(data))),
+        // Only the active node writes to the database, so a command goes through it.
+        Err(StoreError::Pg(PgError::Standby { target })) => Err(AdminOutput::error(format!(
+            "another overdue node is active on {target}: run the command on its machine \
+             (through its control socket), or use the API"
+        ))),
         Err(StoreError::NoDataFile(_)) => Err(AdminOutput {
             code: USAGE_EXIT,
             ..AdminOutput::error(datadir::no_data(data, &datadir::packaged()))

@@ -178,7 +178,7 @@ impl Cluster {
             .arg(port.to_string())
             .arg("-k")
             .arg(dir.path())
-            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]);
+            .args(["-c", "listen_addresses=127.0.0.1"]);
         if tls {
             server
                 .args(["-c", "ssl=on", "-c"])

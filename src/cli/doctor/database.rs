@@ -57,6 +57,12 @@ pub(crate) fn judge(target: &str, probe: Result<&Probe, &PgError>) -> Finding {
         "database: PostgreSQL {} at {target}, user {:?}, tables can be created in schema {:?}",
         p.server_version, p.user, p.schema
     );
+    if !p.durable {
+        return Finding::Warning(format!(
+            "{seen}, but the server runs with fsync off: pings acknowledged just before a \
+             crash of its machine can be lost; set fsync = on in postgresql.conf"
+        ));
+    }
     let local = ["localhost", "127.", "[::1]", "/"]
         .iter()
         .any(|l| target.starts_with(l));
@@ -83,6 +89,7 @@ mod tests {
             schema: "public".into(),
             tls,
             nodes: Vec::new(),
+            durable: true,
         }
     }
 
@@ -101,6 +108,19 @@ mod tests {
         assert!(
             matches!(&remote, Finding::Warning(t) if t.contains("sslmode=verify-full")),
             "{remote:?}"
+        );
+    }
+
+    #[test]
+    fn a_server_that_does_not_commit_durably_is_a_warning() {
+        let lax = Probe {
+            durable: false,
+            ..probe(true)
+        };
+        let f = judge("db.example:5432/overdue", Ok(&lax));
+        assert!(
+            matches!(&f, Finding::Warning(t) if t.contains("fsync = on")),
+            "{f:?}"
         );
     }
 

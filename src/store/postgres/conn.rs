@@ -55,11 +55,13 @@ impl Conn {
         let (client, ended) = futures_executor::block_on(async {
             let (client, ended) = db.connect_watched().await?;
             // The server notices a node that vanished (a machine gone, a cut cable) within
-            // seconds instead of hours, and so frees its lock for a standby.
+            // seconds instead of hours, and so frees its lock for a standby. A ping is
+            // acknowledged after COMMIT, which must then be on disk, whatever the server's
+            // default for synchronous_commit.
             client
                 .batch_execute(
                     "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; \
-                     SET tcp_keepalives_count = 3",
+                     SET tcp_keepalives_count = 3; SET synchronous_commit = on",
                 )
                 .await
                 .map_err(|e| db.explain(&e))?;

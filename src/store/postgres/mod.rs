@@ -100,6 +100,10 @@ pub struct Probe {
     pub tls: bool,
     /// The overdue nodes connected to the database, by name.
     pub nodes: Vec<NodeSeen>,
+    /// The server writes durably: `fsync` is not off (otherwise an acknowledged ping can be
+    /// lost in a crash of the database's machine). `synchronous_commit` is the session's own,
+    /// and overdue's sessions set it on.
+    pub durable: bool,
 }
 
 /// One overdue node connected to the database, as its sessions show it.
@@ -260,7 +264,8 @@ impl Database {
             "SELECT current_setting('server_version'), current_user::text, \
                  coalesce(current_schema()::text, ''), \
                  coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), \
-                 coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)",
+                 coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false), \
+                 current_setting('fsync') <> 'off'",
             &[],
         );
         let row = tokio::time::timeout(self.timeout(), query)
@@ -275,6 +280,7 @@ impl Database {
             schema: row.try_get(2).map_err(read)?,
             tls: row.try_get(4).map_err(read)?,
             nodes: Vec::new(),
+            durable: row.try_get(5).map_err(read)?,
         };
         let can_create: bool = row.try_get(3).map_err(read)?;
         let nodes = tokio::time::timeout(
