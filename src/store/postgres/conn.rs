@@ -169,6 +169,8 @@ pub(crate) enum Param {
     Uuid(Uuid),
     Text(String),
     I64s(Vec<i64>),
+    Uuids(Vec<Uuid>),
+    Byteas(Vec<Vec<u8>>),
 }
 
 impl From<Vec<u8>> for Param {
@@ -213,6 +215,8 @@ impl ToSql for Param {
             Param::Uuid(v) => v.to_sql_checked(ty, out),
             Param::Text(v) => v.to_sql_checked(ty, out),
             Param::I64s(v) => v.to_sql_checked(ty, out),
+            Param::Uuids(v) => v.to_sql_checked(ty, out),
+            Param::Byteas(v) => v.to_sql_checked(ty, out),
         }
     }
 
@@ -222,6 +226,8 @@ impl ToSql for Param {
             || Uuid::accepts(ty)
             || String::accepts(ty)
             || <Vec<i64>>::accepts(ty)
+            || <Vec<Uuid>>::accepts(ty)
+            || <Vec<Vec<u8>>>::accepts(ty)
     }
 
     to_sql_checked!();

@@ -31,10 +31,63 @@ struct Op {
     params: Vec<Param>,
 }
 
+/// Consecutive pings of a batch, sent as one statement per table (arrays unnested) instead of
+/// one per ping: the ping path's rows, the bulk of every busy batch.
+#[derive(Default)]
+struct PingRows {
+    seqs: Vec<i64>,
+    journal: Vec<Vec<u8>>,
+    checks: Vec<Uuid>,
+    ns: Vec<i64>,
+    records: Vec<Vec<u8>>,
+    body_checks: Vec<Uuid>,
+    body_ns: Vec<i64>,
+    bodies: Vec<Vec<u8>>,
+}
+
+impl PingRows {
+    /// The statements that write the rows.
+    fn into_ops(self) -> Vec<Op> {
+        let mut ops = vec![
+            Op {
+                sql: "INSERT INTO overdue_journal (seq, record) \
+                      SELECT * FROM unnest($1::bigint[], $2::bytea[]) \
+                      ON CONFLICT (seq) DO UPDATE SET record = excluded.record",
+                params: vec![Param::I64s(self.seqs), Param::Byteas(self.journal)],
+            },
+            Op {
+                sql: "INSERT INTO overdue_pings (check_id, n, record) \
+                      SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bytea[]) \
+                      ON CONFLICT (check_id, n) DO UPDATE SET record = excluded.record",
+                params: vec![
+                    Param::Uuids(self.checks),
+                    Param::I64s(self.ns),
+                    Param::Byteas(self.records),
+                ],
+            },
+        ];
+        if !self.bodies.is_empty() {
+            ops.push(Op {
+                sql: "INSERT INTO overdue_ping_bodies (check_id, n, body) \
+                      SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bytea[]) \
+                      ON CONFLICT (check_id, n) DO UPDATE SET body = excluded.body",
+                params: vec![
+                    Param::Uuids(self.body_checks),
+                    Param::I64s(self.body_ns),
+                    Param::Byteas(self.bodies),
+                ],
+            });
+        }
+        ops
+    }
+}
+
 /// One batch's transaction. Nothing it does is visible or durable before [`PgTxn::commit`].
 pub struct PgTxn {
     conn: Arc<Conn>,
     ops: Vec<Op>,
+    /// Pings journaled since the last other statement (they go before it).
+    pings: Option<PingRows>,
     /// `BEGIN` has been sent.
     begun: bool,
     /// Committed or rolled back.
@@ -54,6 +107,7 @@ impl PgTxn {
         PgTxn {
             conn,
             ops: Vec::new(),
+            pings: None,
             begun: false,
             ended: false,
         }
@@ -64,12 +118,21 @@ impl PgTxn {
         reason = "every write reads as the embedded engine's, which can fail at once"
     )]
     fn push(&mut self, sql: &'static str, params: Vec<Param>) -> Result<(), StoreError> {
+        self.close_pings();
         self.ops.push(Op { sql, params });
         Ok(())
     }
 
+    /// Puts the pings collected so far in line as their statements, before whatever follows.
+    fn close_pings(&mut self) {
+        if let Some(rows) = self.pings.take() {
+            self.ops.extend(rows.into_ops());
+        }
+    }
+
     /// Sends what was collected (after `BEGIN`, the first time), pipelined.
     fn flush(&mut self) -> Result<(), StoreError> {
+        self.close_pings();
         if self.ops.is_empty() {
             return Ok(());
         }
@@ -309,28 +372,23 @@ impl PgTxn {
         let record = PingRecord::from(ping);
         let ping_bytes = encode(&record)?;
         // The replay at start reads only the ping: the body is in the bodies table.
-        let journal = JournalRecord {
+        let journal = encode(&JournalRecord {
             check: ping.check.as_u128(),
             n: ping.n,
             ping: record,
             body: Vec::new(),
-        };
-        self.push(
-            "INSERT INTO overdue_journal (seq, record) VALUES ($1, $2) \
-             ON CONFLICT (seq) DO UPDATE SET record = excluded.record",
-            vec![big(seq), encode(&journal)?.into()],
-        )?;
-        self.push(
-            "INSERT INTO overdue_pings (check_id, n, record) VALUES ($1, $2, $3) \
-             ON CONFLICT (check_id, n) DO UPDATE SET record = excluded.record",
-            vec![ping.check.into(), big(ping.n), ping_bytes.into()],
-        )?;
+        })?;
+        let n = i64::try_from(ping.n).unwrap_or(i64::MAX);
+        let rows = self.pings.get_or_insert_default();
+        rows.seqs.push(i64::try_from(seq).unwrap_or(i64::MAX));
+        rows.journal.push(journal);
+        rows.checks.push(ping.check);
+        rows.ns.push(n);
+        rows.records.push(ping_bytes);
         if !body.is_empty() {
-            self.push(
-                "INSERT INTO overdue_ping_bodies (check_id, n, body) VALUES ($1, $2, $3) \
-                 ON CONFLICT (check_id, n) DO UPDATE SET body = excluded.body",
-                vec![ping.check.into(), big(ping.n), body.to_vec().into()],
-            )?;
+            rows.body_checks.push(ping.check);
+            rows.body_ns.push(n);
+            rows.bodies.push(body.to_vec());
         }
         Ok(())
     }
@@ -520,6 +578,7 @@ impl PgTxn {
     /// Drops everything the transaction did.
     pub(crate) fn abort(mut self) -> Result<(), StoreError> {
         self.ops.clear();
+        self.pings = None;
         if !self.begun {
             self.ended = true;
             return Ok(());
