@@ -81,6 +81,9 @@ pub(crate) enum DaemonError {
     },
     #[error("cannot start the delivery of alerts: {0}")]
     Delivery(#[from] crate::notify::transport::TransportError),
+    /// Trying the database's lock failed in a way retrying cannot mend (a bug).
+    #[error("standing by failed: {0}")]
+    Standby(String),
     /// The data file refused writes for longer than the configured bound.
     #[error(
         "stopped because the data file did not take writes for {0}s; see the log above for why \
@@ -296,7 +299,7 @@ pub(crate) async fn run(
     // A node that just lost the lock lets a standby take it first.
     let mut lost_lock = false;
     loop {
-        let mut node = Node::connect(&data, service.clone(), Clock::System)?;
+        let mut node = Node::connect(&data, service.clone(), Clock::System, !lost_lock)?;
         if lost_lock || !node.try_activate()? {
             let location = node.location();
             tracing::info!(
@@ -305,7 +308,8 @@ pub(crate) async fn run(
             );
             phase.notify_ready();
             let first_try = Duration::from_secs(if lost_lock { 3 } else { 1 });
-            let Some(active) = stand_by(node, &listener, limits, first_try, stopped()).await else {
+            let Some(active) = stand_by(node, &listener, limits, first_try, stopped()).await?
+            else {
                 tracing::info!("stopped");
                 return Ok(());
             };
@@ -366,47 +370,47 @@ async fn stand_by(
     limits: Limits,
     first_try: Duration,
     stopped: impl Future<Output = ()> + Send,
-) -> Option<Node> {
-    let node = Arc::new(node);
+) -> Result<Option<Node>, DaemonError> {
     let location = node.location();
     let (done, outcome) = tokio::sync::oneshot::channel();
-    let waiter = {
-        let node = node.clone();
-        async move {
-            let active = tokio::select! {
-                () = wait_for_lock(node, first_try) => true,
-                () = stopped => false,
-            };
-            let _ = done.send(active);
-        }
+    let waiter = async move {
+        let active = tokio::select! {
+            active = wait_for_lock(node, first_try) => Some(active),
+            () = stopped => None,
+        };
+        let _ = done.send(active);
     };
     crate::server::standby(listener, location, limits, waiter).await;
-    if !outcome.await.unwrap_or(false) {
-        return None;
-    }
-    // The waiter's handle went with it.
-    Arc::try_unwrap(node).ok()
+    outcome.await.ok().flatten().transpose()
 }
 
-/// Tries the lock after `first_try`, then every second, until this node holds it. A database
-/// that does not answer meanwhile is logged (once per different error) and tried again.
-async fn wait_for_lock(node: Arc<Node>, first_try: Duration) {
+/// Tries the lock after `first_try`, then every second, until this node holds it: the node,
+/// now active. A database that does not answer meanwhile is logged (once per different error)
+/// and tried again.
+async fn wait_for_lock(mut node: Node, first_try: Duration) -> Result<Node, DaemonError> {
     let mut last_error = String::new();
     let mut wait = first_try;
     loop {
         tokio::time::sleep(std::mem::replace(&mut wait, Duration::from_secs(1))).await;
-        let attempt = node.clone();
-        match tokio::task::spawn_blocking(move || attempt.try_activate()).await {
-            Ok(Ok(true)) => return,
-            Ok(Ok(false)) => {}
-            Ok(Err(e)) => {
+        // The node goes to the blocking thread and comes back with the answer.
+        let attempt = tokio::task::spawn_blocking(move || {
+            let active = node.try_activate();
+            (node, active)
+        });
+        let (back, active) = attempt
+            .await
+            .map_err(|e| DaemonError::Standby(e.to_string()))?;
+        node = back;
+        match active {
+            Ok(true) => return Ok(node),
+            Ok(false) => {}
+            Err(e) => {
                 let text = e.to_string();
                 if text != last_error {
                     tracing::warn!("standing by; cannot try the lock: {text}");
                     last_error = text;
                 }
             }
-            Err(e) => tracing::error!("trying the lock panicked: {e}"),
         }
     }
 }

@@ -163,16 +163,18 @@ pub struct Node {
 
 impl Node {
     /// Opens the data directory, or connects to the database of `config.database` without
-    /// taking its lock.
+    /// taking its lock. With `reach`, a database that cannot be reached is an error now (at
+    /// start); without it (a node that lost its lock) [`Node::try_activate`] keeps trying.
     pub fn connect(
         data_dir: &Path,
         config: ServiceConfig,
         clock: Clock,
+        reach: bool,
     ) -> Result<Node, StoreError> {
         let store = match &config.database {
             Some(db) => {
                 refuse_both(data_dir, db)?;
-                Store::standby(db)?
+                Store::standby(db, reach)?
             }
             None => Store::open(data_dir)?,
         };

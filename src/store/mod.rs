@@ -198,9 +198,10 @@ impl Store {
     }
 
     /// Connects to the database without taking the active node's lock
-    /// ([`Store::try_activate`] takes it): a node that may have to stand by.
-    pub(crate) fn standby(db: &postgres::Database) -> Result<Store, StoreError> {
-        PgStore::connect(db).map(|s| Store::Postgres(Box::new(s)))
+    /// ([`Store::try_activate`] takes it): a node that may have to stand by. With `reach`, a
+    /// database that cannot be reached is an error now rather than at the first try.
+    pub(crate) fn standby(db: &postgres::Database, reach: bool) -> Result<Store, StoreError> {
+        PgStore::connect(db, reach).map(|s| Store::Postgres(Box::new(s)))
     }
 
     /// Whether this node may write now: always on the data file (its lock was taken at

@@ -63,7 +63,7 @@ impl PgStore {
     /// or refuses a database without them. Another node holding the lock is
     /// [`PgError::Standby`].
     pub(crate) fn open(db: &Database, create: bool) -> Result<PgStore, StoreError> {
-        let store = PgStore::connect(db)?;
+        let store = PgStore::connect(db, true)?;
         if store.try_activate(create)? {
             Ok(store)
         } else {
@@ -73,8 +73,10 @@ impl PgStore {
         }
     }
 
-    /// A store that does not hold the lock yet: [`PgStore::try_activate`] takes it.
-    pub(crate) fn connect(db: &Database) -> Result<PgStore, StoreError> {
+    /// A store that does not hold the lock yet: [`PgStore::try_activate`] takes it. With
+    /// `reach`, a database that cannot be reached (or refuses us) is an error now; without it
+    /// (a node that lost its lock) the first try of the lock says so.
+    pub(crate) fn connect(db: &Database, reach: bool) -> Result<PgStore, StoreError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres")
@@ -94,7 +96,9 @@ impl PgStore {
             runtime: Some(runtime),
         };
         // A database that cannot be reached, or refuses us, is a mistake to say at start.
-        store.writer_session()?;
+        if reach {
+            store.writer_session()?;
+        }
         Ok(store)
     }
 
