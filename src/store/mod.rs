@@ -230,6 +230,13 @@ impl Store {
         }
     }
 
+    /// Whether other nodes may run on this storage (PostgreSQL): then a failed session means
+    /// this node may have lost the active node's lock, and it must stop writing rather than
+    /// reconnect.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self, Store::Postgres(_))
+    }
+
     /// The data file, when the data is in one (its disk is what a failure diagnosis looks at).
     pub(crate) fn file(&self) -> Option<&Path> {
         match self {

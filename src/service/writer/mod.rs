@@ -294,7 +294,7 @@ async fn run(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
                     tracing::error!("cannot reload the state from the file: {e}");
                 }
             }
-            Drained::StorageFailed(e) if shared.store.file().is_none() => {
+            Drained::StorageFailed(e) if shared.store.is_shared() => {
                 stand_down(&mut rx, &shared, &e.to_string()).await;
                 break;
             }

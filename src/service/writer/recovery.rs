@@ -61,7 +61,8 @@ fn diagnosis(shared: &Shared) -> String {
     match shared.store.file() {
         Some(file) => diagnose(&FileFacts::gather(file)),
         None => format!(
-            "reconnecting to {}; check that PostgreSQL runs there and takes connections",
+            "this node stands by until it holds the lock of {} again; check that PostgreSQL \
+             runs there and takes connections",
             shared.store.location()
         ),
     }

@@ -152,6 +152,20 @@ impl Conn {
         })
     }
 
+    /// Like [`Conn::query`], outside any transaction: one left open by a failed batch is rolled
+    /// back first (the start-up read and a reload after a failed batch use the writer's session).
+    pub(super) fn query_alone(
+        &self,
+        sql: &'static str,
+        params: &[Param],
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        self.block(async {
+            self.clean().await?;
+            let statement = self.statement(sql).await?;
+            self.client.query(&statement, &refs(params)).await
+        })
+    }
+
     /// Ends a transaction that was left open, if one was.
     pub(super) async fn clean(&self) -> Result<(), tokio_postgres::Error> {
         if self.dirty.swap(false, Ordering::AcqRel) {

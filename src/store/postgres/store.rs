@@ -237,21 +237,21 @@ impl PgStore {
     ) -> Result<Snapshot, StoreError> {
         let conn = self.writer()?;
         let mut snap = Snapshot::default();
-        for row in conn.query("SELECT record FROM overdue_projects ORDER BY uuid", &[])? {
+        for row in conn.query_alone("SELECT record FROM overdue_projects ORDER BY uuid", &[])? {
             snap.projects
                 .push(records::decode_project(&get::<Vec<u8>>(&row, 0)?)?);
         }
-        for row in conn.query("SELECT record FROM overdue_api_keys ORDER BY id", &[])? {
+        for row in conn.query_alone("SELECT record FROM overdue_api_keys ORDER BY id", &[])? {
             snap.api_keys
                 .push(decode::<ApiKeyRecord>(&get::<Vec<u8>>(&row, 0)?, "api key")?.into());
         }
-        for row in conn.query("SELECT record FROM overdue_channels ORDER BY uuid", &[])? {
+        for row in conn.query_alone("SELECT record FROM overdue_channels ORDER BY uuid", &[])? {
             snap.channels
                 .push(decode::<ChannelRecord>(&get::<Vec<u8>>(&row, 0)?, "channel")?.into());
         }
         snap.next_outbox_seq = next_seq(&conn, "SELECT max(seq) FROM overdue_outbox")?;
         snap.next_journal_seq = next_seq(&conn, "SELECT max(seq) FROM overdue_journal")?;
-        for row in conn.query("SELECT id, record FROM overdue_sessions", &[])? {
+        for row in conn.query_alone("SELECT id, record FROM overdue_sessions", &[])? {
             let id: Vec<u8> = get(&row, 0)?;
             let id: [u8; 32] = id
                 .try_into()
@@ -266,6 +266,7 @@ impl PgStore {
         let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
         let mut failed = None;
         conn.block_for(limit, async {
+            conn.clean().await?;
             let statement = conn
                 .statement(
                     "SELECT c.record, coalesce(array_agg(l.channel ORDER BY l.channel) \
@@ -424,6 +425,7 @@ impl PgStore {
         let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
         let mut failed = None;
         conn.block_for(limit, async {
+            conn.clean().await?;
             let statement = conn
                 .statement("SELECT seq, record FROM overdue_journal ORDER BY seq")
                 .await?;
@@ -495,7 +497,7 @@ impl PgStore {
 
 /// One past the highest number `sql` (a `max(seq)`) finds, 1 in an empty table.
 fn next_seq(conn: &Conn, sql: &'static str) -> Result<u64, StoreError> {
-    let rows = conn.query(sql, &[])?;
+    let rows = conn.query_alone(sql, &[])?;
     let max: Option<i64> = match rows.first() {
         Some(row) => get(row, 0)?,
         None => None,
