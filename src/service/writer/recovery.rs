@@ -38,6 +38,13 @@ impl Recoveries {
 pub(super) fn mark_failing(shared: &Shared, e: &StoreError) {
     let diagnosis = diagnosis(shared);
     let error = io_error_text(e);
+    if shared.store.is_shared() {
+        // Not reopened: the writer stands down (and says so) instead.
+        shared
+            .health
+            .set_failing(error, diagnosis, shared.clock.now());
+        return;
+    }
     if shared
         .health
         .set_failing(error.clone(), diagnosis.clone(), shared.clock.now())
