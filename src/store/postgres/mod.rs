@@ -381,7 +381,15 @@ mod tests {
         assert_eq!(db.config.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
         let db: Database = "postgresql://ov@localhost/overdue".parse().expect("url");
         assert_eq!(db.target(), "localhost:5432/overdue");
-        assert_eq!(db.config.get_application_name(), Some("overdue"));
+        // Named after this process, so doctor tells the nodes on a database apart.
+        let name = db.config.get_application_name().expect("a name");
+        assert!(
+            name.starts_with("overdue/")
+                && name.ends_with(&format!("/{}", std::process::id()))
+                && name.len() <= 63,
+            "{name}"
+        );
+        assert_eq!(db.config.get_keepalives_idle(), Duration::from_secs(5));
     }
 
     #[test]
