@@ -183,6 +183,8 @@ fn the_env_file_lists_the_variable_of_every_serve_option_and_nothing_else() {
     // The unit sets the data directory; the log level is read by the logger, not an option.
     wanted.remove("OVERDUE_DATA");
     wanted.insert("OVERDUE_LOG".into());
+    // The database is a flag of every command (admin commands reach it too), and serve's storage.
+    wanted.insert("OVERDUE_DATABASE".into());
     let file = include_str!("../packaging/overdue.env");
     let listed: Vec<&str> = file
         .lines()
