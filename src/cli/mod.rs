@@ -138,34 +138,6 @@ pub fn main() -> ExitCode {
         _ => datadir::Purpose::Admin,
     };
     let data = datadir::choose(cli.data.as_deref(), purpose);
-    if let Command::Doctor(args) = &cli.command {
-        let place = datadir::Place {
-            dir: data,
-            database: None,
-        };
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("overdue: cannot start the async runtime: {e}");
-                return ExitCode::from(1);
-            }
-        };
-        return finish(&runtime.block_on(doctor::run(&place, cli.database.as_deref(), args)));
-    }
-    let database = match cli.database.as_deref().map(str::parse).transpose() {
-        Ok(db) => db,
-        Err(e) => {
-            eprintln!("overdue: --database: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let data = datadir::Place {
-        dir: data,
-        database,
-    };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Command::Serve(args) = &cli.command {
         let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -177,6 +149,22 @@ pub fn main() -> ExitCode {
             eprintln!("overdue: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
+    };
+    // doctor judges the database URL itself (a bad one is one of its findings); every other
+    // command needs a usable one.
+    let database = match &cli.command {
+        Command::Doctor(_) => None,
+        _ => match cli.database.as_deref().map(str::parse).transpose() {
+            Ok(db) => db,
+            Err(e) => {
+                eprintln!("overdue: --database: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let data = datadir::Place {
+        dir: data,
+        database,
     };
     let admin = match cli.command {
         Command::Serve(args) => {
@@ -228,7 +216,10 @@ pub fn main() -> ExitCode {
                 (None, None) => AdminOutput::error("import needs FILE or --from-healthchecks URL"),
             });
         }
-        Command::Doctor(_) => return ExitCode::SUCCESS,
+        Command::Doctor(args) => {
+            let url = cli.database.as_deref();
+            return finish(&runtime.block_on(doctor::run(&data, url, &args)));
+        }
     };
     if let Err(refused) = runtime.block_on(confirm::confirm(&data, &admin)) {
         return finish(&refused);
