@@ -29,6 +29,11 @@ use crate::store::{Snapshot, StoreError};
 
 /// The session-level advisory lock the active node holds (the bytes of "overdue" and 1).
 pub(crate) const ACTIVE_LOCK: i64 = 0x6f76_6572_6475_6501;
+/// How long a store that closes waits for the server to let go of its lock.
+const UNLOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a command that opens the database itself waits for the lock: a node or command
+/// that has just stopped may still hold it for a moment.
+const OPEN_PATIENCE: Duration = Duration::from_secs(3);
 
 /// The open database.
 pub(crate) struct PgStore {
@@ -51,6 +56,28 @@ impl std::fmt::Debug for PgStore {
 
 impl Drop for PgStore {
     fn drop(&mut self) {
+        // The lock is let go of before the store is gone: the server would free it only once
+        // it noticed the closed socket, a moment later, and a restart in that moment would
+        // find it taken.
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(conn) = writer
+            && *self.locked.get_mut()
+            && !conn.is_closed()
+        {
+            let unlocked = conn.block_for(UNLOCK_TIMEOUT, async {
+                conn.clean().await?;
+                conn.client
+                    .execute("SELECT pg_advisory_unlock($1)", &[&ACTIVE_LOCK])
+                    .await
+            });
+            if let Err(e) = unlocked {
+                tracing::debug!("could not let go of the database's lock at close: {e}");
+            }
+        }
         // Dropping a runtime blocks, which tokio forbids inside another runtime's task.
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
@@ -64,12 +91,17 @@ impl PgStore {
     /// [`PgError::Standby`].
     pub(crate) fn open(db: &Database, create: bool) -> Result<PgStore, StoreError> {
         let store = PgStore::connect(db, true)?;
-        if store.try_activate(create)? {
-            Ok(store)
-        } else {
-            Err(StoreError::Pg(PgError::Standby {
-                target: db.target(),
-            }))
+        let deadline = std::time::Instant::now() + OPEN_PATIENCE;
+        loop {
+            if store.try_activate(create)? {
+                return Ok(store);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(StoreError::Pg(PgError::Standby {
+                    target: db.target(),
+                }));
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
