@@ -166,6 +166,35 @@ impl Conn {
         })
     }
 
+    /// Runs `sql` outside any transaction (like [`Conn::query_alone`]) and hands each row to
+    /// `on_row` as it arrives, all within `limit`: rows are never all held at once. The first
+    /// error `on_row` answers ends the stream and is the result.
+    pub(super) fn stream(
+        &self,
+        limit: Duration,
+        sql: &'static str,
+        on_row: &mut dyn FnMut(&tokio_postgres::Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut failed = None;
+        self.block_for(limit, async {
+            self.clean().await?;
+            let statement = self.statement(sql).await?;
+            let rows = self
+                .client
+                .query_raw(&statement, std::iter::empty::<Param>())
+                .await?;
+            futures_util::pin_mut!(rows);
+            while let Some(row) = futures_util::TryStreamExt::try_next(&mut rows).await? {
+                if let Err(e) = on_row(&row) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
     /// Ends a transaction that was left open, if one was.
     pub(super) async fn clean(&self) -> Result<(), tokio_postgres::Error> {
         if self.dirty.swap(false, Ordering::AcqRel) {

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures_util::TryStreamExt;
 use tokio::runtime::Runtime;
 use uuid::Uuid;
 
@@ -295,50 +294,20 @@ impl PgStore {
         }
         // One pass over the checks with their links, streamed: a million checks are never
         // held as rows and as checks at once.
-        let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
-        let mut failed = None;
-        conn.block_for(limit, async {
-            conn.clean().await?;
-            let statement = conn
-                .statement(
-                    "SELECT c.record, coalesce(array_agg(l.channel ORDER BY l.channel) \
-                     FILTER (WHERE l.channel IS NOT NULL), '{}') \
-                     FROM overdue_checks c LEFT JOIN overdue_check_channels l \
-                     ON l.check_id = c.uuid GROUP BY c.uuid ORDER BY c.uuid",
-                )
-                .await?;
-            let rows = conn
-                .client
-                .query_raw(&statement, std::iter::empty::<Param>())
-                .await?;
-            futures_util::pin_mut!(rows);
-            while let Some(row) = rows.try_next().await? {
-                let decoded = row
-                    .try_get::<_, Vec<u8>>(0)
-                    .map_err(|e| StoreError::from_row(&e))
-                    .and_then(|bytes| records::decode_check(&bytes))
-                    .and_then(|check| {
-                        let channels: Vec<Uuid> =
-                            row.try_get(1).map_err(|e| StoreError::from_row(&e))?;
-                        Ok((check, channels))
-                    });
-                match decoded {
-                    Ok((mut check, channels)) => {
-                        check.channels = channels;
-                        on_check(check);
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                }
-            }
-            Ok::<(), tokio_postgres::Error>(())
-        })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(snap),
-        }
+        conn.stream(
+            Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS),
+            "SELECT c.record, coalesce(array_agg(l.channel ORDER BY l.channel) \
+             FILTER (WHERE l.channel IS NOT NULL), '{}') \
+             FROM overdue_checks c LEFT JOIN overdue_check_channels l \
+             ON l.check_id = c.uuid GROUP BY c.uuid ORDER BY c.uuid",
+            &mut |row| {
+                let mut check = records::decode_check(&get::<Vec<u8>>(row, 0)?)?;
+                check.channels = get(row, 1)?;
+                on_check(check);
+                Ok(())
+            },
+        )?;
+        Ok(snap)
     }
 
     /// The newest `limit` pings of a check, newest first.
@@ -453,35 +422,15 @@ impl PgStore {
         &self,
         f: &mut dyn FnMut(u64, Ping),
     ) -> Result<(), StoreError> {
-        let conn = self.writer()?;
-        let limit = Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS);
-        let mut failed = None;
-        conn.block_for(limit, async {
-            conn.clean().await?;
-            let statement = conn
-                .statement("SELECT seq, record FROM overdue_journal ORDER BY seq")
-                .await?;
-            let rows = conn
-                .client
-                .query_raw(&statement, std::iter::empty::<Param>())
-                .await?;
-            futures_util::pin_mut!(rows);
-            while let Some(row) = rows.try_next().await? {
-                let decoded = (|| {
-                    let seq = u64::try_from(get::<i64>(&row, 0)?).unwrap_or(0);
-                    Ok::<_, StoreError>((seq, records::journal_ping(&get::<Vec<u8>>(&row, 1)?)?))
-                })();
-                match decoded {
-                    Ok((seq, ping)) => f(seq, ping),
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                }
-            }
-            Ok::<(), tokio_postgres::Error>(())
-        })?;
-        failed.map_or(Ok(()), Err)
+        self.writer()?.stream(
+            Duration::from_secs(DATABASE_LOAD_TIMEOUT_SECS),
+            "SELECT seq, record FROM overdue_journal ORDER BY seq",
+            &mut |row| {
+                let seq = u64::try_from(get::<i64>(row, 0)?).unwrap_or(0);
+                f(seq, records::journal_ping(&get::<Vec<u8>>(row, 1)?)?);
+                Ok(())
+            },
+        )
     }
 
     /// How many entries the journal holds.
