@@ -6,6 +6,8 @@
 //! one transaction under a transaction-level advisory lock, so two nodes starting together
 //! apply each one once.
 
+use std::sync::atomic::Ordering;
+
 use super::PgError;
 use super::conn::Conn;
 use crate::store::StoreError;
@@ -35,14 +37,32 @@ struct Seen {
 /// Creates or upgrades the tables (`create`), or checks that they are there and not newer
 /// than this release knows.
 pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
-    let target = conn.db.target();
-    let seen = conn.block(async {
+    conn.block(async {
         conn.clean().await?;
+        // Until COMMIT or ROLLBACK below succeeds, the session is inside the transaction.
+        conn.dirty.store(true, Ordering::Release);
         conn.client
             .batch_execute(&format!(
                 "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"
             ))
-            .await?;
+            .await
+    })?;
+    let outcome = migrate(conn, create);
+    let end = if outcome.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
+    conn.block(async { conn.client.batch_execute(end).await })?;
+    conn.dirty.store(false, Ordering::Release);
+    outcome
+}
+
+/// Inside [`prepare`]'s transaction: what the database holds, checked against this release
+/// and the user's rights, then the migrations it lacks.
+fn migrate(conn: &Conn, create: bool) -> Result<(), StoreError> {
+    let target = conn.db.target();
+    let seen = conn.block(async {
         let row = conn
             .client
             .query_one(
@@ -69,21 +89,9 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
             schema: row.try_get(2)?,
             may_create: row.try_get(3)?,
         })
-    });
-    let seen = match seen {
-        Ok(seen) => seen,
-        Err(e) => {
-            conn.dirty.store(true, std::sync::atomic::Ordering::Release);
-            return Err(e);
-        }
-    };
-    let finish = |sql: &'static str| {
-        conn.block(async { conn.client.batch_execute(sql).await })
-            .inspect_err(|_| conn.dirty.store(true, std::sync::atomic::Ordering::Release))
-    };
+    })?;
     let found = seen.found;
     if found > SCHEMA_VERSION {
-        finish("ROLLBACK")?;
         return Err(StoreError::NewerDatabaseSchema {
             target,
             found,
@@ -91,12 +99,10 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
         });
     }
     if found == 0 && !create {
-        finish("ROLLBACK")?;
         return Err(StoreError::NoTables(target));
     }
     if found < SCHEMA_VERSION && !seen.may_create {
         // Said as what to grant, rather than as the first CREATE TABLE's refusal.
-        finish("ROLLBACK")?;
         return Err(StoreError::Pg(PgError::NoPrivilege {
             target,
             user: seen.user,
@@ -104,19 +110,15 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
         }));
     }
     if !seen.exists {
-        let created = conn.block(async {
+        conn.block(async {
             conn.client
                 .batch_execute("CREATE TABLE overdue_schema (version integer PRIMARY KEY)")
                 .await
-        });
-        if let Err(e) = created {
-            conn.dirty.store(true, std::sync::atomic::Ordering::Release);
-            return Err(e);
-        }
+        })?;
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = i as i32 + 1;
-        let applied = conn.block(async {
+        conn.block(async {
             conn.client.batch_execute(sql).await?;
             conn.client
                 .execute(
@@ -124,13 +126,8 @@ pub(super) fn prepare(conn: &Conn, create: bool) -> Result<(), StoreError> {
                     &[&version],
                 )
                 .await
-        });
-        if let Err(e) = applied {
-            conn.dirty.store(true, std::sync::atomic::Ordering::Release);
-            return Err(e);
-        }
+        })?;
         tracing::info!(version, database = %target, "applied a database migration");
     }
-    finish("COMMIT")?;
     Ok(())
 }
