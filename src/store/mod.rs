@@ -152,6 +152,19 @@ pub(crate) struct Snapshot {
     pub(crate) sessions: Vec<([u8; 32], Session)>,
 }
 
+#[cfg(test)]
+impl Snapshot {
+    /// What `load_streaming` reads, with the checks it streams collected in `checks`.
+    pub(crate) fn with_checks(
+        load_streaming: impl FnOnce(&mut dyn FnMut(Check)) -> Result<Snapshot, StoreError>,
+    ) -> Result<Snapshot, StoreError> {
+        let mut checks = Vec::new();
+        let mut snap = load_streaming(&mut |c| checks.push(c))?;
+        snap.checks = checks;
+        Ok(snap)
+    }
+}
+
 /// The open storage, one engine or the other.
 #[derive(Debug)]
 pub(crate) enum Store {
@@ -261,10 +274,7 @@ impl Store {
     /// Reads every project, key, check (with its channel links) and channel.
     #[cfg(test)]
     pub(crate) fn load(&self) -> Result<Snapshot, StoreError> {
-        let mut checks = Vec::new();
-        let mut snap = self.load_streaming(&mut |c| checks.push(c))?;
-        snap.checks = checks;
-        Ok(snap)
+        Snapshot::with_checks(|on_check| self.load_streaming(on_check))
     }
 
     /// Reads everything the service keeps in memory, handing each check to `on_check` as it

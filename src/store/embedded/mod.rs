@@ -223,10 +223,7 @@ impl FileStore {
     /// Reads every project, key, check (with its channel links) and channel.
     #[cfg(test)]
     pub(crate) fn load(&self) -> Result<Snapshot, StoreError> {
-        let mut checks = Vec::new();
-        let mut snap = self.load_streaming(&mut |c| checks.push(c))?;
-        snap.checks = checks;
-        Ok(snap)
+        Snapshot::with_checks(|on_check| self.load_streaming(on_check))
     }
 
     /// Reads every project, key, check (with its channel links) and channel, handing each
