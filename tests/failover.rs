@@ -10,7 +10,6 @@
 //! alerted exactly once. A test takes a little over two minutes (a check's shortest period and
 //! grace are a minute each); the two run side by side.
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::pgcluster::{Cluster, OWNER_PASSWORD};
-use crate::process::{Serve, free_port, overdue_in, try_http, wait_until};
+use crate::process::{Serve, overdue_in, try_http, wait_until};
 use crate::receivers::HttpReceiver;
 
 /// How the active node is taken away.
@@ -30,18 +29,6 @@ enum Cut {
     Kill,
     /// Its database sessions ended by the server (`pg_terminate_backend`).
     Terminate,
-}
-
-/// A node of the pair: `serve` on the database, from a data directory of its own.
-fn node(dir: &Path, url: &str) -> Serve {
-    Serve::spawn_with_env(dir, free_port(), &[], &[("OVERDUE_DATABASE", url)])
-}
-
-/// `GET /api/v3/status/` of a port: the status and the body, or None when nothing answers.
-fn status(port: u16) -> Option<(u16, String)> {
-    try_http(port, "GET", "/api/v3/status/", None, None)
-        .ok()
-        .map(|(code, body)| (code, body.as_str().unwrap_or_default().to_string()))
 }
 
 /// Sends a signal to a process.
@@ -91,14 +78,12 @@ async fn failover(cut: Cut) {
         tempfile::tempdir().expect("dir"),
         tempfile::tempdir().expect("dir"),
     );
-    let mut a = node(dir_a.path(), &url);
+    let mut a = Serve::spawn_on_database(dir_a.path(), &url);
     assert!(a.wait_ready(), "the first node serves:\n{}", a.stderr());
     let key = a.first_start_key("read-write API key:");
-    let b = node(dir_b.path(), &url);
+    let b = Serve::spawn_on_database(dir_b.path(), &url);
     assert!(
-        wait_until(Duration::from_secs(10), || {
-            status(b.port).is_some_and(|(code, body)| code == 503 && body.contains("standby"))
-        }),
+        b.wait_standby(),
         "the second node stands by:\n{}",
         b.stderr()
     );

@@ -3,10 +3,9 @@
 //! each node connected to the database.
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::pgcluster::{Cluster, OWNER_PASSWORD, READER_PASSWORD};
-use crate::process::{Serve, base_command, free_port, init_data, overdue_in, try_http, wait_until};
+use crate::process::{Serve, base_command, free_port, init_data, overdue_in};
 
 /// Runs `serve` on `url` from `data` to its end (it must end by itself): its stderr.
 fn serve_fails(data: &Path, url: &str) -> String {
@@ -70,27 +69,10 @@ fn doctor_names_the_active_node_and_the_standby() {
         tempfile::tempdir().expect("dir"),
         tempfile::tempdir().expect("dir"),
     );
-    let mut a = Serve::spawn_with_env(
-        dir_a.path(),
-        free_port(),
-        &[],
-        &[("OVERDUE_DATABASE", &url)],
-    );
+    let mut a = Serve::spawn_on_database(dir_a.path(), &url);
     assert!(a.wait_ready(), "{}", a.stderr());
-    let b = Serve::spawn_with_env(
-        dir_b.path(),
-        free_port(),
-        &[],
-        &[("OVERDUE_DATABASE", &url)],
-    );
-    assert!(
-        wait_until(Duration::from_secs(10), || matches!(
-            try_http(b.port, "GET", "/api/v3/status/", None, None),
-            Ok((503, _))
-        )),
-        "{}",
-        b.stderr()
-    );
+    let b = Serve::spawn_on_database(dir_b.path(), &url);
+    assert!(b.wait_standby(), "{}", b.stderr());
     let listen = format!("127.0.0.1:{}", b.port);
     let out = base_command()
         .arg("--data")
@@ -154,8 +136,7 @@ fn an_install_moves_from_the_data_file_to_postgresql_with_its_uuids_and_keys() {
         imported.contains("imported 1 project, 1 API key"),
         "{imported}"
     );
-    let mut serve =
-        Serve::spawn_with_env(node.path(), free_port(), &[], &[("OVERDUE_DATABASE", &url)]);
+    let mut serve = Serve::spawn_on_database(node.path(), &url);
     assert!(serve.wait_ready(), "{}", serve.stderr());
     assert!(
         !serve.stdout().contains("First start"),

@@ -145,6 +145,22 @@ impl Serve {
         }
     }
 
+    /// A node on a PostgreSQL database (`OVERDUE_DATABASE=url`) on a free port, from data
+    /// directory `data` (its control socket); not waited for.
+    pub fn spawn_on_database(data: &Path, url: &str) -> Serve {
+        Serve::spawn_with_env(data, free_port(), &[], &[("OVERDUE_DATABASE", url)])
+    }
+
+    /// Polls the status endpoint until it answers the standby's 503 (true), for at most 10 s.
+    pub fn wait_standby(&self) -> bool {
+        wait_until(Duration::from_secs(10), || {
+            matches!(
+                try_http(self.port, "GET", "/api/v3/status/", None, None),
+                Ok((503, body)) if body.as_str().is_some_and(|b| b.starts_with("standby: "))
+            )
+        })
+    }
+
     /// Starts a service on a free port and waits until `/api/v3/status/` answers 200.
     pub fn start(data: &Path) -> Serve {
         Serve::start_with(data, &[])
